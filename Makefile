@@ -1,0 +1,100 @@
+# ALM. `make help` lists the targets. Tools are built from source into bin/ (see hack/tools); nothing is downloaded
+# but Go modules.
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+.DEFAULT_GOAL := help
+
+ROOT := $(abspath .)
+BIN  := $(ROOT)/bin
+export ALM_BIN_DIR := $(BIN)
+# envtest finds etcd and kube-apiserver here.
+export KUBEBUILDER_ASSETS := $(BIN)
+
+CONTROLLER_GEN := $(BIN)/controller-gen
+GOLANGCI_LINT  := $(BIN)/golangci-lint
+CONTROL_PLANE  := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl
+KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.35.1 \
+	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35
+
+GO_TEST_FLAGS ?= -count=1
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: build
+build: ## Build alm, almctl and konnect-operator into bin/.
+	go build -o $(BIN)/ ./cmd/...
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the APIs.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/.
+	$(CONTROLLER_GEN) crd paths=./apis/operators/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=alm-manager paths=./cmd/alm/... output:rbac:artifacts:config=config/rbac
+	if [ -d apis/konnect ]; then \
+	  $(CONTROLLER_GEN) crd paths="./apis/konnect/...;./apis/configuration/..." output:crd:artifacts:config=config/konnect-operator/crd; \
+	  $(CONTROLLER_GEN) rbac:roleName=konnect-operator paths=./controllers/konnect/... output:rbac:artifacts:config=config/konnect-operator/rbac; \
+	fi
+
+.PHONY: fmt
+fmt: ## gofmt the code.
+	gofmt -s -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml).
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify
+verify: generate manifests ## Regenerate code and manifests and fail if anything changed.
+	@if [ -n "$$(git status --porcelain -- apis config)" ]; then \
+		echo "generated files are out of date; run 'make generate manifests' and commit:"; \
+		git status --porcelain -- apis config; git --no-pager diff --stat -- apis config; exit 1; fi
+
+##@ Test
+
+.PHONY: test
+test: tools ## Run every test tier: unit, integration (local control plane) and e2e.
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-e2e
+test-e2e: tools ## Run only the end-to-end tests.
+	go test $(GO_TEST_FLAGS) ./test/e2e/...
+
+.PHONY: bench
+bench: tools ## Run the Go benchmarks.
+	go test -run '^$$' -bench . -benchmem ./...
+
+##@ Run
+
+.PHONY: run
+run: tools ## Start the local control plane with ALM's CRDs and stay in the foreground (Ctrl-C stops it).
+	go build -o $(BIN)/localenv ./test/cmd/localenv
+	$(BIN)/localenv
+
+##@ Tools (built from source, only when missing)
+
+.PHONY: tools
+tools: $(CONTROL_PLANE) $(CONTROLLER_GEN) ## Build the pinned control plane and generator binaries.
+
+$(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl:
+	cd hack/tools/kubernetes && go build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o $(BIN)/ k8s.io/kubernetes/cmd/$(notdir $@)
+
+$(BIN)/etcd:
+	cd hack/tools/etcd && go build -o $@ go.etcd.io/etcd/server/v3
+
+$(CONTROLLER_GEN):
+	cd hack/tools/controller-gen && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(GOLANGCI_LINT):
+	cd hack/tools/golangci-lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint

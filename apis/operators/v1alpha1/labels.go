@@ -1,0 +1,14 @@
+package v1alpha1
+
+// Labels that ALM puts on every object it creates for an OperatorVersion. Loops find what an OperatorVersion owns
+// with a label query on them; namespaced objects also carry an ownerReference.
+const (
+	// LabelOwner names the OperatorVersion that owns the object.
+	LabelOwner = "operators.alm.dev/owner"
+	// LabelOwnerNamespace is the namespace of that OperatorVersion.
+	LabelOwnerNamespace = "operators.alm.dev/owner-namespace"
+	// LabelAppType is the package (AppType) the owning OperatorVersion belongs to.
+	LabelAppType = "operators.alm.dev/app-type"
+	// LabelCatalog marks a ConfigMap that holds a bundle of the named CatalogSource (see `almctl publish`).
+	LabelCatalog = "operators.alm.dev/catalog"
+)

@@ -1,0 +1,188 @@
+package v1alpha1
+
+import (
+	"github.com/operator-framework/api/pkg/lib/version"
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// OperatorVersionPhase is where an OperatorVersion is in its life.
+// +kubebuilder:validation:Enum=Pending;InstallReady;Installing;Succeeded;Failed;Replacing;Deleting
+type OperatorVersionPhase string
+
+const (
+	// PhasePending: requirements (required CRDs, owned CRDs) are not met yet.
+	PhasePending OperatorVersionPhase = "Pending"
+	// PhaseInstallReady: requirements are met; the install strategy is about to be applied.
+	PhaseInstallReady OperatorVersionPhase = "InstallReady"
+	// PhaseInstalling: objects are applied; waiting for the Deployments to become Available.
+	PhaseInstalling OperatorVersionPhase = "Installing"
+	// PhaseSucceeded: every Deployment is Available.
+	PhaseSucceeded OperatorVersionPhase = "Succeeded"
+	// PhaseFailed: a requirement cannot be met or the install did not become Available in time; see reason.
+	PhaseFailed OperatorVersionPhase = "Failed"
+	// PhaseReplacing: a newer OperatorVersion has taken over; this one waits to be garbage-collected.
+	PhaseReplacing OperatorVersionPhase = "Replacing"
+	// PhaseDeleting: the OperatorVersion is being deleted.
+	PhaseDeleting OperatorVersionPhase = "Deleting"
+)
+
+// CatalogReference names the catalog bundle an OperatorVersion was created from.
+type CatalogReference struct {
+	// name of the CatalogSource.
+	// +required
+	Name string `json:"name"`
+	// namespace of the CatalogSource.
+	// +required
+	Namespace string `json:"namespace"`
+}
+
+// OperatorVersionSpec is one version of one operator, as its bundle's ClusterServiceVersion describes it.
+type OperatorVersionSpec struct {
+	// packageName is the package (AppType) this version belongs to.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="packageName is immutable"
+	PackageName string `json:"packageName"`
+
+	// version is the semantic version of this operator version.
+	// +required
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]*)\\\\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\\\\.[0-9A-Za-z-]+)*)?(\\\\+[0-9A-Za-z-]+(\\\\.[0-9A-Za-z-]+)*)?$')",message="version must be a semantic version such as 1.2.3 (no leading v)"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="version is immutable; a new version is a new OperatorVersion"
+	Version version.OperatorVersion `json:"version"`
+
+	// replaces is the name of the OperatorVersion this one upgrades from.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Replaces string `json:"replaces,omitempty"`
+
+	// skips are names of versions this one may also upgrade from directly.
+	// +optional
+	// +listType=set
+	Skips []string `json:"skips,omitempty"`
+
+	// skipRange is a semver range of versions this one may upgrade from directly (olm.skipRange).
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	SkipRange string `json:"skipRange,omitempty"`
+
+	// channel is the catalog channel this version was resolved from.
+	// +optional
+	Channel string `json:"channel,omitempty"`
+
+	// source is the catalog bundle this version was created from.
+	// +optional
+	Source *CatalogReference `json:"source,omitempty"`
+
+	// displayName is the operator's human-readable name.
+	// +optional
+	DisplayName string `json:"displayName,omitempty"`
+
+	// customresourcedefinitions lists the CRDs this version owns and requires, as in a ClusterServiceVersion.
+	// +optional
+	CustomResourceDefinitions opv1alpha1.CustomResourceDefinitions `json:"customresourcedefinitions,omitempty"`
+
+	// install is the install strategy, as in a ClusterServiceVersion: {strategy: deployment, spec: {deployments,
+	// permissions, clusterPermissions}}. Its schema is not repeated here (the bundle validators check it); ALM
+	// reports an invalid strategy on the OperatorVersion's status.
+	// +required
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Type=object
+	Install opv1alpha1.NamedInstallStrategy `json:"install"`
+}
+
+// OwnedObject is one object an OperatorVersion owns.
+type OwnedObject struct {
+	// group of the object's kind ("" for the core group).
+	// +optional
+	Group string `json:"group,omitempty"`
+	// version of the object's kind.
+	Version string `json:"version"`
+	// kind of the object.
+	Kind string `json:"kind"`
+	// namespace of the object; empty for cluster-scoped objects.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// name of the object.
+	Name string `json:"name"`
+	// uid of the object.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+}
+
+// OperatorVersionStatus reports the install of an OperatorVersion.
+type OperatorVersionStatus struct {
+	// observedGeneration is the generation this status was computed for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is where this version is in its life.
+	// +optional
+	Phase OperatorVersionPhase `json:"phase,omitempty"`
+
+	// reason is a CamelCase word for why it is in this phase.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// message explains the phase to a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// requirementStatus is the state of each requirement: required and owned CRDs, the install strategy.
+	// +optional
+	// +listType=atomic
+	RequirementStatus []opv1alpha1.RequirementStatus `json:"requirementStatus,omitempty"`
+
+	// owned is the inventory of objects this version created or adopted.
+	// +optional
+	// +listType=atomic
+	Owned []OwnedObject `json:"owned,omitempty"`
+
+	// replacedBy is the name of the OperatorVersion that replaces this one.
+	// +optional
+	ReplacedBy string `json:"replacedBy,omitempty"`
+
+	// conditions: RequirementsMet, Installed, Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// OperatorVersion is one version of one operator installed in a namespace, created by ALM from a catalog bundle.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ov,categories=alm
+// +kubebuilder:printcolumn:name="Package",type=string,JSONPath=`.spec.packageName`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.spec.version`
+// +kubebuilder:printcolumn:name="Replaces",type=string,JSONPath=`.spec.replaces`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type OperatorVersion struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the operator version, as its bundle describes it.
+	// +required
+	Spec OperatorVersionSpec `json:"spec"`
+
+	// status reports the install.
+	// +optional
+	Status OperatorVersionStatus `json:"status,omitempty"`
+}
+
+// OperatorVersionList is a list of OperatorVersions.
+//
+// +kubebuilder:object:root=true
+type OperatorVersionList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []OperatorVersion `json:"items"`
+}

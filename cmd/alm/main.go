@@ -1,0 +1,155 @@
+// Command alm is the ALM manager: it runs ALM's reconciliation loops (catalog loops and lifecycle loops) in one
+// process. --loops runs a subset, so the catalog loops and the lifecycle loops can run as two deployments.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// ALM installs arbitrary operators, so it needs to manage any object a bundle ships and to grant the RBAC a bundle
+// declares (escalate and bind). This is the same trust OLM's catalog operator has.
+// +kubebuilder:rbac:groups=*,resources=*,verbs=*
+// +kubebuilder:rbac:urls=*,verbs=*
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "alm: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	metricsAddr             string
+	probeAddr               string
+	leaderElect             bool
+	leaderElectionNamespace string
+	leaderElectionID        string
+	loops                   string
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("alm", flag.ContinueOnError)
+	var o options
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080",
+		"Address the Prometheus metrics endpoint (/metrics) listens on; \"0\" disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
+		"Address the liveness (/healthz) and readiness (/readyz) probes listen on.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false,
+		"Elect a leader through a Lease so that only one replica reconciles at a time. Enable when running more than one replica.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election Lease. Default: the namespace ALM runs in (in-cluster), else kube-system.")
+	fs.StringVar(&o.leaderElectionID, "leader-election-id", "",
+		"Name of the leader election Lease. Default: alm-<loops>, so managers running different loop sets do not block each other.")
+	fs.StringVar(&o.loops, "loops", "all", loopsUsage())
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `alm runs ALM, the App Lifecycle Manager: it installs operators from catalogs of OLM registry+v1 bundles
+when an AppType asks for them, and upgrades them when a catalog publishes a version whose replaces names an
+installed one.
+
+It uses the cluster in --kubeconfig, else $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config.
+
+Usage: alm [flags]
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
+	// controller-runtime registers --kubeconfig on the global flag set; expose it here as well.
+	if kf := flag.CommandLine.Lookup("kubeconfig"); kf != nil {
+		fs.Var(kf.Value, kf.Name, "Path to a kubeconfig. Only required when running outside a cluster.")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	selected, err := selectLoops(o.loops)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("alm")
+
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("no cluster to talk to: %w (pass --kubeconfig or set KUBECONFIG)", err)
+	}
+	if o.leaderElect && o.leaderElectionNamespace == "" {
+		o.leaderElectionNamespace = defaultNamespace()
+	}
+	electionID := o.leaderElectionID
+	if electionID == "" {
+		electionID = "alm-" + strings.ReplaceAll(o.loops, ",", "-")
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        electionID,
+		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// Our loops are idempotent; releasing on cancel lets a restarted manager take over at once.
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	for _, l := range selected {
+		if err := l.setup(mgr); err != nil {
+			return fmt.Errorf("setting up loop %s: %w", l.name, err)
+		}
+		log.Info("Loop enabled", "loop", l.name, "group", l.group)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("Starting manager", "loops", names(selected))
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// newScheme registers the kinds ALM reads and writes.
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		operatorsv1alpha1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return scheme, nil
+}
+
+// defaultNamespace is the namespace ALM runs in when in a cluster, else kube-system.
+func defaultNamespace() string {
+	if ns, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(ns) > 0 {
+		return strings.TrimSpace(string(ns))
+	}
+	return "kube-system"
+}

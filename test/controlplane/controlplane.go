@@ -1,0 +1,302 @@
+// Package controlplane runs a real local Kubernetes control plane for tests and `make run`: envtest's etcd and
+// kube-apiserver plus a kube-controller-manager that runs only the garbage collector and namespace controllers, so
+// ownerReference garbage collection and namespace deletion behave as in a real cluster.
+//
+// The binaries come from bin/ (built from source by hack/tools); nothing is downloaded. All processes are started
+// with their state under one temporary directory, and a watchdog kills them if the process that started them dies
+// without calling Stop (a panicking or timed-out test), so no control plane outlives its owner.
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// Options configures a control plane. The zero value starts a control plane with garbage collection and no CRDs.
+type Options struct {
+	// BinDir holds etcd, kube-apiserver and kube-controller-manager. Default: $ALM_BIN_DIR, else <repo>/bin.
+	BinDir string
+	// CRDDirectoryPaths are directories (or files) of CRD manifests installed before Start returns.
+	CRDDirectoryPaths []string
+	// NoControllerManager skips kube-controller-manager (no garbage collection, no namespace deletion).
+	NoControllerManager bool
+	// Output receives the control plane processes' logs. Default: discarded.
+	Output *os.File
+}
+
+// ControlPlane is a running local control plane.
+type ControlPlane struct {
+	// Config is an admin (system:masters) client configuration.
+	Config *rest.Config
+	// KubeconfigPath is a kubeconfig file for the same admin user, for kubectl and for other processes.
+	KubeconfigPath string
+	// Dir holds all state: etcd data, certificates, kubeconfig. It is removed by Stop.
+	Dir string
+
+	env      *envtest.Environment
+	kcm      *exec.Cmd
+	kcmDone  chan error
+	watchdog *exec.Cmd
+}
+
+// RepoRoot returns the repository root: the nearest directory above the working directory that holds go.mod of
+// module github.com/almproject/alm (tests run in their package directory).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && len(data) > 0 && containsModule(string(data)) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("repository root not found: no go.mod of github.com/almproject/alm above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func containsModule(gomod string) bool {
+	const want = "module github.com/almproject/alm\n"
+	return len(gomod) >= len(want) && gomod[:len(want)] == want
+}
+
+// BinDir returns where the control plane binaries are: $ALM_BIN_DIR, else <repo>/bin.
+func BinDir() (string, error) {
+	if dir := os.Getenv("ALM_BIN_DIR"); dir != "" {
+		return dir, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin"), nil
+}
+
+// Start starts etcd, kube-apiserver and (unless disabled) kube-controller-manager, installs the CRDs and returns
+// once the API server answers and the CRDs are established.
+func Start(opts Options) (_ *ControlPlane, err error) {
+	if opts.BinDir == "" {
+		if opts.BinDir, err = BinDir(); err != nil {
+			return nil, err
+		}
+	}
+	for _, bin := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
+		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
+			return nil, fmt.Errorf("control plane binary %s missing in %s: run `make tools` to build it from source: %w", bin, opts.BinDir, err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "alm-controlplane-")
+	if err != nil {
+		return nil, err
+	}
+	cp := &ControlPlane{Dir: dir}
+	defer func() {
+		if err != nil {
+			_ = cp.Stop()
+		}
+	}()
+	if err := cp.startWatchdog(); err != nil {
+		return nil, err
+	}
+
+	cp.env = &envtest.Environment{
+		BinaryAssetsDirectory: opts.BinDir,
+		CRDDirectoryPaths:     opts.CRDDirectoryPaths,
+		ErrorIfCRDPathMissing: len(opts.CRDDirectoryPaths) > 0,
+	}
+	etcdDir := filepath.Join(dir, "etcd")
+	certDir := filepath.Join(dir, "apiserver")
+	for _, d := range []string{etcdDir, certDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	cp.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
+	cp.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+	if opts.Output != nil {
+		cp.env.ControlPlane.Etcd.Out, cp.env.ControlPlane.Etcd.Err = opts.Output, opts.Output
+		cp.env.ControlPlane.APIServer.Out, cp.env.ControlPlane.APIServer.Err = opts.Output, opts.Output
+	}
+
+	if _, err := cp.env.Start(); err != nil {
+		return nil, fmt.Errorf("starting etcd and kube-apiserver: %w", err)
+	}
+	admin, err := cp.env.AddUser(envtest.User{Name: "alm-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding the admin user: %w", err)
+	}
+	cp.Config = admin.Config()
+	kubeconfig, err := admin.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	cp.KubeconfigPath = filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(cp.KubeconfigPath, kubeconfig, 0o600); err != nil {
+		return nil, err
+	}
+	if !opts.NoControllerManager {
+		if err := cp.startControllerManager(opts); err != nil {
+			return nil, err
+		}
+	}
+	return cp, nil
+}
+
+// startControllerManager runs only the garbage collector and namespace controllers. The deployment and replicaset
+// controllers stay off: with no kubelet they would fight the local node runner over Deployment status.
+func (cp *ControlPlane) startControllerManager(opts Options) error {
+	cp.kcm = exec.Command(filepath.Join(opts.BinDir, "kube-controller-manager"),
+		"--kubeconfig="+cp.KubeconfigPath,
+		"--controllers=garbagecollector,namespace",
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--concurrent-gc-syncs=5",
+	)
+	cp.kcm.Dir = cp.Dir
+	if opts.Output != nil {
+		cp.kcm.Stdout, cp.kcm.Stderr = opts.Output, opts.Output
+	}
+	if err := cp.kcm.Start(); err != nil {
+		return fmt.Errorf("starting kube-controller-manager: %w", err)
+	}
+	cp.kcmDone = make(chan error, 1)
+	go func() { cp.kcmDone <- cp.kcm.Wait() }()
+	return nil
+}
+
+// startWatchdog starts a shell that kills every process whose command line names cp.Dir once this process is gone.
+// etcd, kube-apiserver and kube-controller-manager all carry a path under cp.Dir in their arguments; matching
+// "<dir>/" keeps another control plane whose directory name merely starts with ours out of it.
+func (cp *ControlPlane) startWatchdog() error {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	// The directory goes through the environment, not the arguments, so that pkill does not match the watchdog.
+	script := `while kill -0 "$1" 2>/dev/null; do sleep 1; done; pkill -KILL -f -- "$ALM_CONTROLPLANE_DIR/"; sleep 1; rm -rf -- "$ALM_CONTROLPLANE_DIR"`
+	cp.watchdog = exec.Command("/bin/sh", "-c", script, "alm-controlplane-watchdog", strconv.Itoa(os.Getpid()))
+	cp.watchdog.Env = append(os.Environ(), "ALM_CONTROLPLANE_DIR="+cp.Dir)
+	return cp.watchdog.Start()
+}
+
+// Stop stops every process and removes Dir. It is safe to call more than once and on a partly started plane.
+func (cp *ControlPlane) Stop() error {
+	var errs []error
+	if cp.kcm != nil && cp.kcm.Process != nil {
+		_ = cp.kcm.Process.Signal(os.Interrupt)
+		select {
+		case <-cp.kcmDone:
+		case <-time.After(10 * time.Second):
+			_ = cp.kcm.Process.Kill()
+			<-cp.kcmDone
+		}
+		cp.kcm = nil
+	}
+	if cp.env != nil {
+		if err := cp.env.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
+		}
+		cp.env = nil
+	}
+	if cp.watchdog != nil && cp.watchdog.Process != nil {
+		_ = cp.watchdog.Process.Kill()
+		_ = cp.watchdog.Wait()
+		cp.watchdog = nil
+	}
+	if cp.Dir != "" {
+		if err := os.RemoveAll(cp.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ServiceAccountToken returns a bound token of the ServiceAccount namespace/name from the TokenRequest API, valid for
+// an hour, creating the ServiceAccount (and namespace) when missing.
+func (cp *ControlPlane) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return "", err
+	}
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if _, err := cs.CoreV1().ServiceAccounts(namespace).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("creating ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}
+	tr, err = cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	return tr.Status.Token, nil
+}
+
+// ServiceAccountConfig returns a client configuration that authenticates as the ServiceAccount namespace/name, so
+// what a process may do is exactly what that ServiceAccount's RBAC grants.
+func (cp *ControlPlane) ServiceAccountConfig(ctx context.Context, namespace, name string) (*rest.Config, error) {
+	token, err := cp.ServiceAccountToken(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.AnonymousClientConfig(cp.Config)
+	cfg.BearerToken = token
+	return cfg, nil
+}
+
+// WriteKubeconfig writes cfg (server, CA and bearer token or client certificate) as a kubeconfig file at path.
+func WriteKubeconfig(cfg *rest.Config, path string) error {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{
+		Token:                 cfg.BearerToken,
+		ClientCertificateData: cfg.CertData,
+		ClientKeyData:         cfg.KeyData,
+	}
+	kc.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "user"}
+	kc.CurrentContext = "local"
+	return clientcmd.WriteToFile(*kc, path)
+}
+
+// RunTests is for TestMain: it starts a control plane with opts, stores it in *cp, runs the package's tests and
+// stops the plane whatever the outcome, returning the exit code for os.Exit.
+func RunTests(m *testing.M, opts Options, cp **ControlPlane) int {
+	// envtest logs through controller-runtime; tests that want controller logs set their own logger.
+	ctrllog.SetLogger(logr.Discard())
+	started, err := Start(opts)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting the local control plane: %v\n", err)
+		return 1
+	}
+	*cp = started
+	code := m.Run()
+	if err := started.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the local control plane: %v\n", err)
+	}
+	return code
+}
