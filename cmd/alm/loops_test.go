@@ -26,7 +26,7 @@ func TestSelectLoops(t *testing.T) {
 		{spec: "gc, apptype", want: []string{"apptype", "gc"}}, // registry order, spaces ignored
 		{spec: "catalog,gc", want: []string{"catalogsource", "apptype", "gc"}},
 		{spec: "", want: []string{}},
-		{spec: "instal", wantErr: `unknown loop or group "instal"; known: all, catalog, lifecycle, apptype, catalogsource, gc, install`},
+		{spec: "instll", wantErr: `unknown loop or group "instll"; known: all, catalog, lifecycle, apptype, catalogsource, gc, install`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.spec, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package controlplane_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,7 +194,8 @@ func TestNoLeakedProcessesWhenOwnerDies(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashEnv+"="+marker)
 	out, err := cmd.CombinedOutput()
-	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 2 {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
 		t.Fatalf("child control plane did not start as expected: %v\n%s", err, out)
 	}
 	dir, err := os.ReadFile(marker)
