@@ -6,6 +6,10 @@ import (
 	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/almproject/alm/controllers/gc"
+	"github.com/almproject/alm/controllers/install"
+	"github.com/almproject/alm/controllers/upgrade"
 )
 
 // Loop groups: the catalog loops decide what should be installed; the lifecycle loops install, upgrade and collect.
@@ -18,11 +22,21 @@ const (
 type loop struct {
 	name  string
 	group string
-	setup func(ctrl.Manager) error
+	setup func(ctrl.Manager, *options) error
 }
 
 // registry lists every loop this binary can run, in start order.
-var registry []loop
+var registry = []loop{
+	{name: "install", group: groupLifecycle, setup: func(mgr ctrl.Manager, o *options) error {
+		return install.New(mgr, o.installTimeout).SetupWithManager(mgr)
+	}},
+	{name: "upgrade", group: groupLifecycle, setup: func(mgr ctrl.Manager, o *options) error {
+		return upgrade.New(mgr, o.installTimeout).SetupWithManager(mgr)
+	}},
+	{name: "gc", group: groupLifecycle, setup: func(mgr ctrl.Manager, _ *options) error {
+		return gc.New(mgr).SetupWithManager(mgr)
+	}},
+}
 
 func loopsUsage() string {
 	return fmt.Sprintf("Comma-separated loops to run: \"all\", a group (%q or %q) or loop names (%s). "+

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/install"
 )
 
 // ALM installs arbitrary operators, so it needs to manage any object a bundle ships and to grant the RBAC a bundle
@@ -39,6 +41,7 @@ type options struct {
 	leaderElectionNamespace string
 	leaderElectionID        string
 	loops                   string
+	installTimeout          time.Duration
 }
 
 func run(args []string) error {
@@ -55,6 +58,8 @@ func run(args []string) error {
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "",
 		"Name of the leader election Lease. Default: alm-<loops>, so managers running different loop sets do not block each other.")
 	fs.StringVar(&o.loops, "loops", "all", loopsUsage())
+	fs.DurationVar(&o.installTimeout, "install-timeout", install.DefaultTimeout,
+		"How long an OperatorVersion may wait for its required CRDs and for its Deployments to become available before it is marked Failed.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	fs.Usage = func() {
@@ -116,7 +121,7 @@ Flags:
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, l := range selected {
-		if err := l.setup(mgr); err != nil {
+		if err := l.setup(mgr, &o); err != nil {
 			return fmt.Errorf("setting up loop %s: %w", l.name, err)
 		}
 		log.Info("Loop enabled", "loop", l.name, "group", l.group)

@@ -4,6 +4,7 @@ import (
 	"github.com/operator-framework/api/pkg/lib/version"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -93,6 +94,13 @@ type OperatorVersionSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
 	Install opv1alpha1.NamedInstallStrategy `json:"install"`
+
+	// objects are the bundle's other manifests that ALM applies with the install strategy: the CRDs this version
+	// owns, and Services, ConfigMaps, Secrets, PodDisruptionBudgets, PriorityClasses, Roles, ServiceMonitors and
+	// PrometheusRules as OLM applies them. Copied from the catalog bundle, so the lifecycle loops need no catalog.
+	// +optional
+	// +listType=atomic
+	Objects []runtime.RawExtension `json:"objects,omitempty"`
 }
 
 // OwnedObject is one object an OperatorVersion owns.

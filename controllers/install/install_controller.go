@@ -1,0 +1,59 @@
+// Package install is the OperatorVersion Install loop: a new OperatorVersion with no older version installed
+// has its requirements checked and its install strategy applied, and reports Pending -> InstallReady ->
+// Installing -> Succeeded, or Failed with the reason.
+package install
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/installer"
+	"github.com/almproject/alm/controllers/internal/versions"
+)
+
+// Reconciler installs OperatorVersions that replace nothing installed.
+type Reconciler struct {
+	client.Client
+	Installer *installer.Installer
+}
+
+// DefaultTimeout is how long an install may take before the OperatorVersion is Failed.
+const DefaultTimeout = installer.DefaultTimeout
+
+// New returns the Install loop for mgr; timeout bounds Pending and Installing.
+func New(mgr ctrl.Manager, timeout time.Duration) *Reconciler {
+	return &Reconciler{Client: mgr.GetClient(), Installer: installer.New(mgr, "install", timeout)}
+}
+
+// Reconcile installs one OperatorVersion by one phase.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ov := &operatorsv1alpha1.OperatorVersion{}
+	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ov.DeletionTimestamp.IsZero() || ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
+		return ctrl.Result{}, nil
+	}
+	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if len(versions.Successors(ov, all)) > 0 || len(versions.Predecessors(ov, all)) > 0 {
+		return ctrl.Result{}, nil // a newer version is taking over, or this one upgrades another: the Upgrade loop's
+	}
+	res, err := r.Installer.Step(ctx, ov)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, installer.WriteStatus(ctx, r, ov, res.Status)
+}
+
+// SetupWithManager registers the loop.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).Named("install").For(&operatorsv1alpha1.OperatorVersion{})
+	return installer.Watch(b, mgr.GetClient()).Complete(r)
+}

@@ -1,0 +1,347 @@
+package installer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// Finalizer lets ALM delete an OperatorVersion's cluster-scoped objects (ClusterRoles, ClusterRoleBindings,
+// PriorityClasses), which Kubernetes garbage collection cannot tie to a namespaced owner. CRDs are never deleted.
+const Finalizer = "operators.alm.dev/cleanup"
+
+// DefaultTimeout is how long an install may take to become Succeeded before it is marked Failed.
+const DefaultTimeout = 5 * time.Minute
+
+// Installer moves an OperatorVersion through Pending -> InstallReady -> Installing -> Succeeded (or Failed), one
+// phase per call. The Install and Upgrade loops share it.
+type Installer struct {
+	Client client.Client
+	// Reader reads Deployments and CRDs without the cache: right after the installer updates a Deployment, the
+	// cache may still hold the previous, rolled-out generation, which must not count as ready.
+	Reader   client.Reader
+	Mapper   apimeta.RESTMapper
+	Recorder events.EventRecorder
+	// Timeout bounds Pending and Installing; then the version is Failed.
+	Timeout time.Duration
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// New returns an Installer that uses mgr's client, REST mapper and an event recorder named for the loop.
+func New(mgr ctrl.Manager, loop string, timeout time.Duration) *Installer {
+	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Recorder: mgr.GetEventRecorder(loop), Timeout: timeout}
+}
+
+// Result is the outcome of one Step.
+type Result struct {
+	// Status is the OperatorVersion's new status.
+	Status operatorsv1alpha1.OperatorVersionStatus
+	// Plan is what the version installs, when it could be built.
+	Plan *Plan
+	// RequeueAfter asks to look again even if nothing changes.
+	RequeueAfter time.Duration
+}
+
+// terminal reasons: retrying cannot help, a newer version has to fix the bundle.
+var terminal = map[string]bool{
+	operatorsv1alpha1.ReasonInvalidStrategy: true,
+	operatorsv1alpha1.ReasonCRDUnsafe:       true,
+	ReasonConflict:                          true,
+}
+
+// ReasonConflict: an object the version needs belongs to someone else.
+const ReasonConflict = "ObjectConflict"
+
+// Step advances ov by at most one phase and returns the status to write. It never writes ov's status itself.
+func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) (Result, error) {
+	st := *ov.Status.DeepCopy()
+	st.ObservedGeneration = ov.Generation
+	res := Result{}
+	if st.Phase == operatorsv1alpha1.PhaseFailed && terminal[st.Reason] {
+		res.Status = st
+		return res, nil
+	}
+
+	plan, err := NewPlan(ov, in.scope)
+	var invalid *InvalidError
+	if errors.As(err, &invalid) {
+		in.fail(ov, &st, operatorsv1alpha1.ReasonInvalidStrategy, invalid.Msg)
+		res.Status = st
+		return res, nil
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Plan = plan
+
+	// Requirements: every required CRD exists and is Established.
+	reqs, missing, err := in.requirements(ctx, ov)
+	if err != nil {
+		return res, err
+	}
+	st.RequirementStatus = reqs
+	if len(missing) > 0 {
+		msg := "waiting for required CRDs: " + strings.Join(missing, ", ")
+		setCondition(&st, ov, operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionFalse, operatorsv1alpha1.ReasonRequirementMissing, msg)
+		if in.now().Sub(ov.CreationTimestamp.Time) > in.timeout() {
+			in.fail(ov, &st, operatorsv1alpha1.ReasonRequirementMissing, msg)
+		} else {
+			in.setPhase(ov, &st, operatorsv1alpha1.PhasePending, operatorsv1alpha1.ReasonRequirementMissing, msg)
+		}
+		res.Status, res.RequeueAfter = st, 30*time.Second
+		return res, nil
+	}
+	setCondition(&st, ov, operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionTrue, operatorsv1alpha1.ReasonRequirementsMet, "every required CRD is established")
+	if st.Phase == "" || st.Phase == operatorsv1alpha1.PhasePending {
+		in.setPhase(ov, &st, operatorsv1alpha1.PhaseInstallReady, operatorsv1alpha1.ReasonRequirementsMet, "requirements met; installing")
+		res.Status = st
+		return res, nil
+	}
+
+	// Install: owned CRDs first (only when the update is safe), then everything else.
+	if err := in.ensureFinalizer(ctx, ov); err != nil {
+		return res, err
+	}
+	owned, err := in.applyAll(ctx, ov, plan)
+	var conflict *ConflictError
+	var unsafe *unsafeCRDError
+	switch {
+	case errors.As(err, &conflict):
+		in.fail(ov, &st, ReasonConflict, conflict.Msg)
+		res.Status = st
+		return res, nil
+	case errors.As(err, &unsafe):
+		setCondition(&st, ov, operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionFalse, operatorsv1alpha1.ReasonCRDUnsafe, unsafe.Error())
+		in.fail(ov, &st, operatorsv1alpha1.ReasonCRDUnsafe, unsafe.Error())
+		res.Status = st
+		return res, nil
+	case err != nil:
+		return res, err
+	}
+	st.Owned = owned
+	msg := fmt.Sprintf("applied %d objects", len(owned))
+	if len(plan.Skipped) > 0 {
+		msg += fmt.Sprintf("; skipped %s (API not served)", strings.Join(plan.Skipped, ", "))
+	}
+	setCondition(&st, ov, operatorsv1alpha1.ConditionInstalled, metav1.ConditionTrue, operatorsv1alpha1.ReasonInstalled, msg)
+
+	// Readiness: every Deployment rolled out.
+	notReady, err := in.notReady(ctx, ov, plan)
+	if err != nil {
+		return res, err
+	}
+	if len(notReady) == 0 {
+		in.setPhase(ov, &st, operatorsv1alpha1.PhaseSucceeded, operatorsv1alpha1.ReasonInstalled, "every Deployment is available")
+		res.Status = st
+		return res, nil
+	}
+	waiting := strings.Join(notReady, "; ")
+	// The deadline runs from the install, or from when a version that was available stopped being so.
+	since := apimeta.FindStatusCondition(st.Conditions, operatorsv1alpha1.ConditionInstalled).LastTransitionTime.Time
+	if ready := apimeta.FindStatusCondition(st.Conditions, operatorsv1alpha1.ConditionReady); ready != nil &&
+		ready.Status == metav1.ConditionFalse && ready.LastTransitionTime.After(since) {
+		since = ready.LastTransitionTime.Time
+	}
+	if st.Phase != operatorsv1alpha1.PhaseSucceeded && in.now().Sub(since) > in.timeout() {
+		in.fail(ov, &st, operatorsv1alpha1.ReasonInstallTimeout, fmt.Sprintf("not available after %s: %s", in.timeout(), waiting))
+	} else {
+		in.setPhase(ov, &st, operatorsv1alpha1.PhaseInstalling, operatorsv1alpha1.ReasonDeploymentNotReady, waiting)
+	}
+	res.Status, res.RequeueAfter = st, 10*time.Second
+	return res, nil
+}
+
+type unsafeCRDError struct{ error }
+
+func (in *Installer) applyAll(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan) ([]operatorsv1alpha1.OwnedObject, error) {
+	for _, crd := range plan.CRDs {
+		if err := in.checkCRD(ctx, crd); err != nil {
+			return nil, err
+		}
+	}
+	var owned []operatorsv1alpha1.OwnedObject
+	for _, obj := range plan.All() {
+		stored, err := Apply(ctx, in.Client, ov, obj)
+		if err != nil {
+			return nil, err
+		}
+		gvk := stored.GroupVersionKind()
+		owned = append(owned, operatorsv1alpha1.OwnedObject{
+			Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+			Namespace: stored.GetNamespace(), Name: stored.GetName(), UID: stored.GetUID(),
+		})
+	}
+	return owned, nil
+}
+
+// checkCRD refuses an owned CRD update that would lose stored versions or invalidate existing objects.
+func (in *Installer) checkCRD(ctx context.Context, desiredU *unstructured.Unstructured) error {
+	desired := &apiextensionsv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(desiredU.Object, desired); err != nil {
+		return &unsafeCRDError{fmt.Errorf("CRD %s in spec.objects is malformed: %w", desiredU.GetName(), err)}
+	}
+	existing := &apiextensionsv1.CustomResourceDefinition{}
+	err := in.Client.Get(ctx, client.ObjectKey{Name: desired.Name}, existing)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var objects []unstructured.Unstructured
+	for _, v := range existing.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(schema.GroupVersionKind{Group: existing.Spec.Group, Version: v.Name, Kind: existing.Spec.Names.ListKind})
+		if err := in.Client.List(ctx, list); err != nil {
+			return fmt.Errorf("listing %s to check the CRD update: %w", existing.Name, err)
+		}
+		objects = append(objects, list.Items...)
+	}
+	if err := CRDUpdateSafe(existing, desired, objects); err != nil {
+		return &unsafeCRDError{err}
+	}
+	return nil
+}
+
+func (in *Installer) requirements(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) ([]opv1alpha1.RequirementStatus, []string, error) {
+	var reqs []opv1alpha1.RequirementStatus
+	var missing []string
+	for _, desc := range ov.Spec.CustomResourceDefinitions.Required {
+		rs := opv1alpha1.RequirementStatus{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: desc.Name}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		err := in.Reader.Get(ctx, client.ObjectKey{Name: desc.Name}, crd)
+		switch {
+		case apierrors.IsNotFound(err):
+			rs.Status, rs.Message = opv1alpha1.RequirementStatusReasonNotPresent, "CRD not found"
+			missing = append(missing, desc.Name)
+		case err != nil:
+			return nil, nil, err
+		case !established(crd):
+			rs.Status, rs.Message = opv1alpha1.RequirementStatusReasonNotAvailable, "CRD not established"
+			missing = append(missing, desc.Name+" (not established)")
+		default:
+			rs.Status, rs.Message, rs.UUID = opv1alpha1.RequirementStatusReasonPresent, "CRD present and established", string(crd.UID)
+		}
+		reqs = append(reqs, rs)
+	}
+	return reqs, missing, nil
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan) ([]string, error) {
+	var out []string
+	for _, name := range plan.Deployments {
+		d := &appsv1.Deployment{}
+		if err := in.Reader.Get(ctx, client.ObjectKey{Namespace: ov.Namespace, Name: name}, d); err != nil {
+			if apierrors.IsNotFound(err) {
+				out = append(out, fmt.Sprintf("Deployment %s: not found", name))
+				continue
+			}
+			return nil, err
+		}
+		if ok, why := DeploymentReady(d); !ok {
+			out = append(out, why)
+		}
+	}
+	return out, nil
+}
+
+func (in *Installer) ensureFinalizer(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) error {
+	if controllerutil.ContainsFinalizer(ov, Finalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(ov.DeepCopy())
+	controllerutil.AddFinalizer(ov, Finalizer)
+	return in.Client.Patch(ctx, ov, patch)
+}
+
+// scope maps a kind to whether it is namespaced and served.
+func (in *Installer) scope(gvk schema.GroupVersionKind) (bool, bool, error) {
+	mapping, err := in.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if apimeta.IsNoMatchError(err) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return mapping.Scope.Name() == apimeta.RESTScopeNameNamespace, true, nil
+}
+
+func (in *Installer) setPhase(ov *operatorsv1alpha1.OperatorVersion, st *operatorsv1alpha1.OperatorVersionStatus, phase operatorsv1alpha1.OperatorVersionPhase, reason, msg string) {
+	if st.Phase != phase && in.Recorder != nil {
+		eventType := corev1.EventTypeNormal
+		in.Recorder.Eventf(ov, nil, eventType, string(phase), "Install", "%s: %s", phase, msg)
+	}
+	st.Phase, st.Reason, st.Message = phase, reason, msg
+	ready := metav1.ConditionFalse
+	if phase == operatorsv1alpha1.PhaseSucceeded {
+		ready = metav1.ConditionTrue
+	}
+	setCondition(st, ov, operatorsv1alpha1.ConditionReady, ready, reason, msg)
+}
+
+func (in *Installer) fail(ov *operatorsv1alpha1.OperatorVersion, st *operatorsv1alpha1.OperatorVersionStatus, reason, msg string) {
+	if st.Phase != operatorsv1alpha1.PhaseFailed && in.Recorder != nil {
+		in.Recorder.Eventf(ov, nil, corev1.EventTypeWarning, reason, "Install", "Failed: %s", msg)
+	}
+	st.Phase, st.Reason, st.Message = operatorsv1alpha1.PhaseFailed, reason, msg
+	setCondition(st, ov, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+}
+
+func setCondition(st *operatorsv1alpha1.OperatorVersionStatus, ov *operatorsv1alpha1.OperatorVersion, t string, s metav1.ConditionStatus, reason, msg string) {
+	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
+		Type: t, Status: s, Reason: reason, Message: truncate(msg), ObservedGeneration: ov.Generation,
+	})
+}
+
+func truncate(s string) string {
+	if len(s) > 32000 {
+		return s[:32000]
+	}
+	return s
+}
+
+func (in *Installer) now() time.Time {
+	if in.Now != nil {
+		return in.Now()
+	}
+	return time.Now()
+}
+
+func (in *Installer) timeout() time.Duration {
+	if in.Timeout > 0 {
+		return in.Timeout
+	}
+	return DefaultTimeout
+}

@@ -1,0 +1,284 @@
+// Package installer turns an OperatorVersion's install strategy and bundle objects into Kubernetes objects, applies
+// them with ALM's ownership, checks that owned CRD updates are safe and that Deployments are rolled out. The
+// Install and Upgrade loops both install through it; the decisions are pure functions.
+package installer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// AnnotationHash records the hash of the desired content ALM last applied, so unchanged objects are not rewritten.
+const AnnotationHash = "operators.alm.dev/applied-hash"
+
+var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
+
+// supported are the bundle object kinds ALM applies besides CRDs, as OLM does. Optional kinds are applied only when
+// their API is served (ServiceMonitor and PrometheusRule need the Prometheus operator's CRDs).
+var supported = map[schema.GroupKind]struct{ optional bool }{
+	{Group: "", Kind: "Service"}:                                     {},
+	{Group: "", Kind: "ConfigMap"}:                                   {},
+	{Group: "", Kind: "Secret"}:                                      {},
+	{Group: "", Kind: "ServiceAccount"}:                              {},
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               {},
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        {},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        {},
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: {},
+	{Group: "policy", Kind: "PodDisruptionBudget"}:                   {},
+	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:              {},
+	{Group: "monitoring.coreos.com", Kind: "ServiceMonitor"}:         {optional: true},
+	{Group: "monitoring.coreos.com", Kind: "PrometheusRule"}:         {optional: true},
+}
+
+// InvalidError is an install strategy or bundle object ALM cannot install. Retrying does not help: the
+// OperatorVersion fails and a newer version has to fix it.
+type InvalidError struct{ Msg string }
+
+func (e *InvalidError) Error() string { return e.Msg }
+
+func invalidf(format string, args ...any) error {
+	return &InvalidError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Scope answers whether a kind is namespaced and whether its API is served at all.
+type Scope func(gvk schema.GroupVersionKind) (namespaced, served bool, err error)
+
+// Plan is everything an OperatorVersion installs, in apply order.
+type Plan struct {
+	// CRDs are the CRDs the version owns (from spec.objects).
+	CRDs []*unstructured.Unstructured
+	// Objects are ServiceAccounts, RBAC, the bundle's other objects and Deployments, in that order.
+	Objects []*unstructured.Unstructured
+	// Deployments are the names of the Deployments that must be rolled out.
+	Deployments []string
+	// Skipped are optional objects whose API is not served, as "Kind/name".
+	Skipped []string
+}
+
+// All returns the CRDs and the other objects.
+func (p *Plan) All() []*unstructured.Unstructured {
+	return append(append([]*unstructured.Unstructured{}, p.CRDs...), p.Objects...)
+}
+
+// Declares says whether the plan contains an object with this kind, namespace and name.
+func (p *Plan) Declares(gvk schema.GroupVersionKind, namespace, name string) bool {
+	for _, o := range p.All() {
+		if o.GroupVersionKind().GroupKind() == gvk.GroupKind() && o.GetNamespace() == namespace && o.GetName() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// NewPlan builds the objects ov installs. It is pure apart from scope, and returns an InvalidError for a strategy
+// or bundle object ALM cannot install, naming the field or object.
+func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) {
+	strategy := ov.Spec.Install
+	if strategy.StrategyName != opv1alpha1.InstallStrategyNameDeployment {
+		return nil, invalidf("spec.install.strategy is %q; ALM supports only %q", strategy.StrategyName, opv1alpha1.InstallStrategyNameDeployment)
+	}
+	spec := strategy.StrategySpec
+	if len(spec.DeploymentSpecs) == 0 {
+		return nil, invalidf("spec.install.spec.deployments is empty; an operator needs at least one Deployment")
+	}
+	p := &Plan{}
+	ns := ov.Namespace
+
+	// ServiceAccounts: those the permissions name and those the Deployments run as.
+	accounts := map[string]bool{}
+	for _, perms := range [][]opv1alpha1.StrategyDeploymentPermissions{spec.Permissions, spec.ClusterPermissions} {
+		for i, perm := range perms {
+			if perm.ServiceAccountName == "" {
+				return nil, invalidf("spec.install.spec.permissions[%d].serviceAccountName is empty", i)
+			}
+			accounts[perm.ServiceAccountName] = true
+		}
+	}
+	for _, d := range spec.DeploymentSpecs {
+		if sa := d.Spec.Template.Spec.ServiceAccountName; sa != "" {
+			accounts[sa] = true
+		}
+	}
+	for _, sa := range sortedKeys(accounts) {
+		obj := &corev1.ServiceAccount{ObjectMeta: meta(ns, sa)}
+		if err := p.add(obj, corev1.SchemeGroupVersion.WithKind("ServiceAccount")); err != nil {
+			return nil, err
+		}
+	}
+
+	// RBAC is per version, so the running version keeps exactly its permissions until the new one takes over;
+	// the old version's Roles are removed when it is replaced.
+	for _, perm := range spec.Permissions {
+		name := RBACName(ov.Name, perm.ServiceAccountName)
+		role := &rbacv1.Role{ObjectMeta: meta(ns, name), Rules: perm.Rules}
+		binding := &rbacv1.RoleBinding{
+			ObjectMeta: meta(ns, name),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: perm.ServiceAccountName, Namespace: ns}},
+		}
+		if err := p.add(role, rbacv1.SchemeGroupVersion.WithKind("Role")); err != nil {
+			return nil, err
+		}
+		if err := p.add(binding, rbacv1.SchemeGroupVersion.WithKind("RoleBinding")); err != nil {
+			return nil, err
+		}
+	}
+	for _, perm := range spec.ClusterPermissions {
+		name := ClusterRBACName(ns, ov.Name, perm.ServiceAccountName)
+		role := &rbacv1.ClusterRole{ObjectMeta: meta("", name), Rules: perm.Rules}
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: meta("", name),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: perm.ServiceAccountName, Namespace: ns}},
+		}
+		if err := p.add(role, rbacv1.SchemeGroupVersion.WithKind("ClusterRole")); err != nil {
+			return nil, err
+		}
+		if err := p.add(binding, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding")); err != nil {
+			return nil, err
+		}
+	}
+
+	// The bundle's CRDs and other objects.
+	for i, raw := range ov.Spec.Objects {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw.Raw); err != nil {
+			return nil, invalidf("spec.objects[%d] is not a Kubernetes object: %v", i, err)
+		}
+		gvk := obj.GroupVersionKind()
+		if obj.GetName() == "" {
+			return nil, invalidf("spec.objects[%d] (%s) has no metadata.name", i, gvk.Kind)
+		}
+		if gvk == crdGVK {
+			clean(obj, "")
+			p.CRDs = append(p.CRDs, obj)
+			continue
+		}
+		kind, ok := supported[gvk.GroupKind()]
+		if !ok {
+			return nil, invalidf("spec.objects[%d] is a %s (%s); ALM installs only CRDs and %s", i, gvk.Kind, gvk.GroupVersion(), supportedList())
+		}
+		namespaced, served, err := scope(gvk)
+		if err != nil {
+			return nil, err
+		}
+		if !served {
+			if kind.optional {
+				p.Skipped = append(p.Skipped, gvk.Kind+"/"+obj.GetName())
+				continue
+			}
+			return nil, invalidf("spec.objects[%d] %s/%s: the API %s is not served by this cluster", i, gvk.Kind, obj.GetName(), gvk.GroupVersion())
+		}
+		if namespaced {
+			clean(obj, ns)
+		} else {
+			clean(obj, "")
+		}
+		p.Objects = append(p.Objects, obj)
+	}
+
+	// Deployments last: their pods need the ServiceAccounts, RBAC and configuration above.
+	for i, d := range spec.DeploymentSpecs {
+		if d.Name == "" {
+			return nil, invalidf("spec.install.spec.deployments[%d].name is empty", i)
+		}
+		if len(d.Spec.Template.Spec.Containers) == 0 {
+			return nil, invalidf("spec.install.spec.deployments[%d] (%s) has no containers", i, d.Name)
+		}
+		dep := &appsv1.Deployment{ObjectMeta: meta(ns, d.Name), Spec: *d.Spec.DeepCopy()}
+		dep.Labels = map[string]string{}
+		for k, v := range d.Label {
+			dep.Labels[k] = v
+		}
+		if err := p.add(dep, appsv1.SchemeGroupVersion.WithKind("Deployment")); err != nil {
+			return nil, err
+		}
+		p.Deployments = append(p.Deployments, d.Name)
+	}
+	return p, nil
+}
+
+func (p *Plan) add(obj runtime.Object, gvk schema.GroupVersionKind) error {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(gvk)
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	p.Objects = append(p.Objects, u)
+	return nil
+}
+
+// clean strips what a bundle author may have left in a manifest that must not be applied, and sets the namespace.
+func clean(obj *unstructured.Unstructured, namespace string) {
+	unstructured.RemoveNestedField(obj.Object, "status")
+	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "generation", "managedFields", "ownerReferences", "selfLink"} {
+		unstructured.RemoveNestedField(obj.Object, "metadata", f)
+	}
+	obj.SetNamespace(namespace)
+}
+
+func meta(namespace, name string) (m metav1.ObjectMeta) {
+	m.Namespace, m.Name = namespace, name
+	return m
+}
+
+// RBACName is the name of the Role and RoleBinding a version gets for one ServiceAccount.
+func RBACName(ovName, serviceAccount string) string {
+	return shorten(ovName+"-"+serviceAccount, 253)
+}
+
+// ClusterRBACName is the name of the ClusterRole and ClusterRoleBinding a version in a namespace gets for one
+// ServiceAccount; it carries the namespace because the same version may be installed in several namespaces.
+func ClusterRBACName(namespace, ovName, serviceAccount string) string {
+	return shorten("alm:"+namespace+":"+ovName+":"+serviceAccount, 253)
+}
+
+func shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	return s[:max-17] + "-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// Hash is the hash of an object's desired content, as recorded in AnnotationHash.
+func Hash(obj *unstructured.Unstructured) string {
+	data, _ := json.Marshal(obj.Object) // maps marshal with sorted keys: deterministic
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:32]
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func supportedList() string {
+	var kinds []string
+	for gk := range supported {
+		kinds = append(kinds, gk.Kind)
+	}
+	sort.Strings(kinds)
+	return fmt.Sprint(kinds)
+}

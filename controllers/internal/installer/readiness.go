@@ -1,0 +1,45 @@
+package installer
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// DeploymentReady says whether a Deployment has finished rolling out its current spec, as `kubectl rollout status`
+// judges it, and if not, why. An in-place update of a Deployment the previous version ran is ready only once the new
+// pods are available; until then the old pods keep serving.
+func DeploymentReady(d *appsv1.Deployment) (bool, string) {
+	if d.Status.ObservedGeneration < d.Generation {
+		return false, fmt.Sprintf("Deployment %s: waiting for the spec change to be observed", d.Name)
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return false, fmt.Sprintf("Deployment %s: progress deadline exceeded: %s", d.Name, c.Message)
+		}
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	if d.Status.UpdatedReplicas < want {
+		return false, fmt.Sprintf("Deployment %s: %d of %d replicas updated", d.Name, d.Status.UpdatedReplicas, want)
+	}
+	if d.Status.Replicas > d.Status.UpdatedReplicas {
+		return false, fmt.Sprintf("Deployment %s: %d old replicas pending termination", d.Name, d.Status.Replicas-d.Status.UpdatedReplicas)
+	}
+	if d.Status.AvailableReplicas < want {
+		return false, fmt.Sprintf("Deployment %s: %d of %d updated replicas available", d.Name, d.Status.AvailableReplicas, want)
+	}
+	available := false
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			available = true
+		}
+	}
+	if !available {
+		return false, fmt.Sprintf("Deployment %s: not Available", d.Name)
+	}
+	return true, ""
+}

@@ -1,0 +1,87 @@
+package installer
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// Watch adds the watches an installing loop needs to b: every OperatorVersion of the same package when one
+// changes (a predecessor appears, succeeds or goes away), the OperatorVersions a Deployment belongs to (rollout
+// progress), and the OperatorVersions that require a CRD (it appears or becomes Established).
+func Watch(b *builder.Builder, c client.Client) *builder.Builder {
+	return b.
+		Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(samePackage(c))).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(owners)).
+		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(requiring(c)))
+}
+
+func samePackage(c client.Client) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		ov, ok := obj.(*operatorsv1alpha1.OperatorVersion)
+		if !ok {
+			return nil
+		}
+		list := &operatorsv1alpha1.OperatorVersionList{}
+		if err := c.List(ctx, list, client.InNamespace(ov.Namespace)); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for _, other := range list.Items {
+			if other.Spec.PackageName == ov.Spec.PackageName && other.Name != ov.Name {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: other.Namespace, Name: other.Name}})
+			}
+		}
+		return out
+	}
+}
+
+// owners maps an object to every OperatorVersion in its ownerReferences, controller or not: during an upgrade
+// the new version co-owns the Deployment it is rolling out.
+func owners(_ context.Context, obj client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Kind == "OperatorVersion" && ref.APIVersion == operatorsv1alpha1.GroupVersion.String() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}})
+		}
+	}
+	return out
+}
+
+func requiring(c client.Client) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		list := &operatorsv1alpha1.OperatorVersionList{}
+		if err := c.List(ctx, list); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for _, ov := range list.Items {
+			for _, crd := range append(ov.Spec.CustomResourceDefinitions.Required, ov.Spec.CustomResourceDefinitions.Owned...) {
+				if crd.Name == obj.GetName() {
+					out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}})
+					break
+				}
+			}
+		}
+		return out
+	}
+}
+
+// WriteStatus writes st as ov's status if it differs from what is stored: one status write per reconcile.
+func WriteStatus(ctx context.Context, c client.Client, ov *operatorsv1alpha1.OperatorVersion, st operatorsv1alpha1.OperatorVersionStatus) error {
+	if equality.Semantic.DeepEqual(ov.Status, st) {
+		return nil
+	}
+	patch := client.MergeFrom(ov.DeepCopy())
+	ov.Status = st
+	return c.Status().Patch(ctx, ov, patch)
+}

@@ -1,0 +1,135 @@
+// Package upgrade is the OperatorVersion Upgrade loop: an OperatorVersion that replaces a running one is installed
+// like any other, and once it has Succeeded it adopts everything the old versions own: it becomes the controlling
+// owner of the objects it also declares (updated in place, same UID), the objects only the old versions had are
+// removed, and the old versions go Replacing for the GC loop.
+package upgrade
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/installer"
+	"github.com/almproject/alm/controllers/internal/ownership"
+	"github.com/almproject/alm/controllers/internal/versions"
+)
+
+// Reconciler installs replacing OperatorVersions and hands the old versions' objects over to them.
+type Reconciler struct {
+	client.Client
+	// Reader reads without the cache, so adoption sees every owned object.
+	Reader    client.Reader
+	Installer *installer.Installer
+	Recorder  events.EventRecorder
+}
+
+// New returns the Upgrade loop for mgr; timeout bounds the new version's install.
+func New(mgr ctrl.Manager, timeout time.Duration) *Reconciler {
+	return &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		Installer: installer.New(mgr, "upgrade", timeout), Recorder: mgr.GetEventRecorder("upgrade")}
+}
+
+// Reconcile advances one replacing OperatorVersion.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ov := &operatorsv1alpha1.OperatorVersion{}
+	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ov.DeletionTimestamp.IsZero() || ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
+		return ctrl.Result{}, nil
+	}
+	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	olds := versions.Chain(ov, all)
+	if len(olds) == 0 || len(versions.Successors(ov, all)) > 0 {
+		return ctrl.Result{}, nil // nothing to upgrade from (the Install loop's), or a newer version took over
+	}
+	// The old versions keep running and keep their objects until this one has Succeeded.
+	res, err := r.Installer.Step(ctx, ov)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if res.Status.Phase == operatorsv1alpha1.PhaseSucceeded {
+		for _, old := range olds {
+			if err := r.adopt(ctx, ov, old, res.Plan); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	}
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, installer.WriteStatus(ctx, r, ov, res.Status)
+}
+
+// adopt hands everything old owns to ov (or removes it when ov does not declare it) and marks old Replacing.
+func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.OperatorVersion, plan *installer.Plan) error {
+	log := ctrl.LoggerFrom(ctx)
+	owned, err := ownership.Owned(ctx, r.Reader, r.RESTMapper(), old)
+	if err != nil {
+		return err
+	}
+	handed, removed := 0, 0
+	for _, meta := range owned {
+		gvk := meta.GroupVersionKind()
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(gvk)
+		if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, obj); err != nil {
+			if client.IgnoreNotFound(err) == nil {
+				continue
+			}
+			return err
+		}
+		switch {
+		case plan.Declares(gvk, obj.GetNamespace(), obj.GetName()):
+			ownership.HandOver(obj, old, ov)
+			if err := r.Update(ctx, obj); err != nil {
+				return fmt.Errorf("handing %s %s over from %s to %s: %w", gvk.Kind, obj.GetName(), old.Name, ov.Name, err)
+			}
+			handed++
+		case gvk.Kind == "CustomResourceDefinition":
+			ownership.Release(obj, old) // CRDs hold user data: never deleted as a side effect
+			if err := r.Update(ctx, obj); err != nil {
+				return fmt.Errorf("releasing CRD %s from %s: %w", obj.GetName(), old.Name, err)
+			}
+			handed++
+		default:
+			if err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("removing %s %s that %s no longer ships: %w", gvk.Kind, obj.GetName(), ov.Name, err)
+			}
+			removed++
+		}
+		log.V(1).Info("Adopted", "kind", gvk.Kind, "name", obj.GetName(), "from", old.Name, "to", ov.Name)
+	}
+	if handed+removed > 0 {
+		r.Recorder.Eventf(ov, old, corev1.EventTypeNormal, "Adopted", "Upgrade",
+			"Took over %d objects from %s and removed %d it no longer ships", handed, old.Name, removed)
+	}
+	if old.Status.Phase == operatorsv1alpha1.PhaseReplacing && old.Status.ReplacedBy == ov.Name {
+		return nil
+	}
+	patch := client.MergeFrom(old.DeepCopy())
+	old.Status.Phase, old.Status.Reason = operatorsv1alpha1.PhaseReplacing, operatorsv1alpha1.ReasonReplacing
+	old.Status.Message = fmt.Sprintf("replaced by %s, which now owns its objects", ov.Name)
+	old.Status.ReplacedBy = ov.Name
+	apimeta.SetStatusCondition(&old.Status.Conditions, metav1.Condition{
+		Type: operatorsv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: operatorsv1alpha1.ReasonReplacing,
+		Message: old.Status.Message, ObservedGeneration: old.Generation,
+	})
+	r.Recorder.Eventf(old, ov, corev1.EventTypeNormal, "Replacing", "Upgrade", "Replaced by %s", ov.Name)
+	return r.Status().Patch(ctx, old, patch)
+}
+
+// SetupWithManager registers the loop.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).Named("upgrade").For(&operatorsv1alpha1.OperatorVersion{})
+	return installer.Watch(b, mgr.GetClient()).Complete(r)
+}

@@ -1,0 +1,128 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/lib/version"
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// Demo describes a small operator version like the ones real bundles carry: one Deployment running as a
+// ServiceAccount with namespaced and cluster permissions, an owned CRD, and a Service and ConfigMap.
+type Demo struct {
+	Namespace, Name, Package, Version, Replaces string
+	// Image is the Deployment's image; it changes between versions.
+	Image string
+	// ExtraObjects are appended to spec.objects (e.g. a Service only this version ships).
+	ExtraObjects []map[string]any
+	// CRDVersions are the versions of the owned CRD widgets.<package>.example.com; default ["v1"].
+	CRDVersions []string
+	// RequiredCRDs are CRD names listed as required.
+	RequiredCRDs []string
+}
+
+// OperatorVersion builds the OperatorVersion d describes.
+func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
+	if d.Package == "" {
+		d.Package = "demo"
+	}
+	if d.Image == "" {
+		d.Image = "alm.local/" + d.Package + ":" + d.Version
+	}
+	sa := d.Package + "-operator"
+	labels := map[string]string{"app": d.Package + "-operator"}
+	deployment := appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{
+				ServiceAccountName: sa,
+				Containers:         []corev1.Container{{Name: "operator", Image: d.Image}},
+			},
+		},
+	}
+	crdName := "widgets." + d.Package + ".example.com"
+	objects := []map[string]any{
+		CRD(d.Package+".example.com", "Widget", "widgets", d.CRDVersions...),
+		{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": d.Package + "-metrics"},
+			"spec": map[string]any{"selector": labels, "ports": []any{map[string]any{"port": int64(8080)}}}},
+		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": d.Package + "-config"},
+			"data": map[string]any{"version": d.Version}},
+	}
+	objects = append(objects, d.ExtraObjects...)
+	raw := make([]runtime.RawExtension, 0, len(objects))
+	for _, o := range objects {
+		data, err := json.Marshal(o)
+		if err != nil {
+			panic(err)
+		}
+		raw = append(raw, runtime.RawExtension{Raw: data})
+	}
+	var required []opv1alpha1.CRDDescription
+	for _, name := range d.RequiredCRDs {
+		required = append(required, opv1alpha1.CRDDescription{Name: name, Version: "v1", Kind: "Required"})
+	}
+	return &operatorsv1alpha1.OperatorVersion{
+		ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name},
+		Spec: operatorsv1alpha1.OperatorVersionSpec{
+			PackageName: d.Package,
+			Version:     version.OperatorVersion{Version: semver.MustParse(d.Version)},
+			Replaces:    d.Replaces,
+			CustomResourceDefinitions: opv1alpha1.CustomResourceDefinitions{
+				Owned:    []opv1alpha1.CRDDescription{{Name: crdName, Version: "v1", Kind: "Widget"}},
+				Required: required,
+			},
+			Install: opv1alpha1.NamedInstallStrategy{
+				StrategyName: opv1alpha1.InstallStrategyNameDeployment,
+				StrategySpec: opv1alpha1.StrategyDetailsDeployment{
+					DeploymentSpecs: []opv1alpha1.StrategyDeploymentSpec{{Name: d.Package + "-operator", Spec: deployment}},
+					Permissions: []opv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: []rbacv1.PolicyRule{
+						{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},
+					}}},
+					ClusterPermissions: []opv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: []rbacv1.PolicyRule{
+						{APIGroups: []string{d.Package + ".example.com"}, Resources: []string{"widgets"}, Verbs: []string{"*"}},
+					}}},
+				},
+			},
+			Objects: raw,
+		},
+	}
+}
+
+// CRD is a namespaced CRD manifest <plural>.<group> with the given versions (the first is the storage version),
+// each with a schema whose spec has a string field "size".
+func CRD(group, kind, plural string, versions ...string) map[string]any {
+	if len(versions) == 0 {
+		versions = []string{"v1"}
+	}
+	var vs []any
+	for i, v := range versions {
+		vs = append(vs, map[string]any{
+			"name": v, "served": true, "storage": i == 0,
+			"schema": map[string]any{"openAPIV3Schema": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"spec": map[string]any{"type": "object", "properties": map[string]any{"size": map[string]any{"type": "string"}}},
+				},
+			}},
+		})
+	}
+	return map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": fmt.Sprintf("%s.%s", plural, group)},
+		"spec": map[string]any{
+			"group": group, "scope": "Namespaced", "versions": vs,
+			"names": map[string]any{"kind": kind, "listKind": kind + "List", "plural": plural, "singular": strings.ToLower(kind)},
+		},
+	}
+}

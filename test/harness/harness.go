@@ -1,0 +1,208 @@
+// Package harness helps integration tests of ALM's loops: it runs a controller-runtime manager with a chosen set of
+// loops against the local control plane, waits for conditions with bounded polls, and plays the kubelet's part for
+// Deployments (there is no kubelet on the local control plane).
+package harness
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/test/controlplane"
+)
+
+// Scheme has the kinds ALM's loops use.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, operatorsv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// Client is a direct (uncached) client for test assertions.
+func Client(t testing.TB, cp *controlplane.ControlPlane) client.Client {
+	t.Helper()
+	c, err := client.New(cp.Config, client.Options{Scheme: Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Manager is a running manager; Stop ends it (a "kill" in restart tests).
+type Manager struct {
+	ctrl.Manager
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Stop stops the manager and waits for it; it may be called any number of times, from any goroutine.
+func (m *Manager) Stop() {
+	m.cancel()
+	<-m.done
+}
+
+// Option changes the manager's options.
+type Option func(*ctrl.Options)
+
+// WithInterceptor wraps the manager's client with interceptor functions, e.g. to stop the manager in the middle
+// of a step, as a crash would.
+func WithInterceptor(funcs interceptor.Funcs) Option {
+	return func(o *ctrl.Options) {
+		o.NewClient = func(config *rest.Config, options client.Options) (client.Client, error) {
+			c, err := client.NewWithWatch(config, options)
+			if err != nil {
+				return nil, err
+			}
+			return interceptor.NewClient(c, funcs), nil
+		}
+	}
+}
+
+// StartManager starts a manager with the loops that setup registers; it is stopped when the test ends.
+func StartManager(t testing.TB, cp *controlplane.ControlPlane, setup func(ctrl.Manager) error, opts ...Option) *Manager {
+	t.Helper()
+	options := ctrl.Options{
+		Scheme:                 Scheme(),
+		Logger:                 testr.NewWithInterface(t, testr.Options{Verbosity: 0}),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Restart tests run several managers with the same loops in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	for _, o := range opts {
+		o(&options)
+	}
+	mgr, err := ctrl.NewManager(cp.Config, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setup(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{Manager: mgr, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager stopped with an error: %v", err)
+		}
+	}()
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// Eventually polls cond every 100ms until it returns nil or timeout passes, then fails the test with the last
+// error, which should say what was expected and what was seen.
+func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		if err = cond(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s: %v", timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Namespace creates a fresh namespace for one test.
+func Namespace(t testing.TB, c client.Client, name string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// MarkDeploymentAvailable does what the deployment controller and a kubelet would once the Deployment's pods are
+// running: it reports the current spec as rolled out and Available.
+func MarkDeploymentAvailable(ctx context.Context, c client.Client, namespace, name string) error {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
+		return err
+	}
+	replicas := int32(1)
+	if d.Spec.Replicas != nil {
+		replicas = *d.Spec.Replicas
+	}
+	now := metav1.Now()
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Generation,
+		Replicas:           replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
+		Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable", LastUpdateTime: now, LastTransitionTime: now},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetAvailable", LastUpdateTime: now, LastTransitionTime: now},
+		},
+	}
+	return c.Status().Update(ctx, d)
+}
+
+// WaitDeploymentAndMarkAvailable waits for the Deployment to exist and marks it Available.
+func WaitDeploymentAndMarkAvailable(t testing.TB, c client.Client, namespace, name string, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, func() error {
+		err := MarkDeploymentAvailable(context.Background(), c, namespace, name)
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("deployment %s/%s not created yet", namespace, name)
+		}
+		return err
+	})
+}
+
+// WaitPhase waits for the OperatorVersion to reach phase and returns it.
+func WaitPhase(t testing.TB, c client.Client, namespace, name string, phase operatorsv1alpha1.OperatorVersionPhase, timeout time.Duration) *operatorsv1alpha1.OperatorVersion {
+	t.Helper()
+	ov := &operatorsv1alpha1.OperatorVersion{}
+	Eventually(t, timeout, func() error {
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, ov); err != nil {
+			return err
+		}
+		if ov.Status.Phase != phase {
+			return fmt.Errorf("OperatorVersion %s/%s is %q (%s: %s), want %q", namespace, name, ov.Status.Phase, ov.Status.Reason, ov.Status.Message, phase)
+		}
+		return nil
+	})
+	return ov
+}
+
+// WaitGone waits until obj no longer exists.
+func WaitGone(t testing.TB, c client.Client, obj client.Object, timeout time.Duration) {
+	t.Helper()
+	key := client.ObjectKeyFromObject(obj)
+	Eventually(t, timeout, func() error {
+		err := c.Get(context.Background(), key, obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%T %s still exists", obj, key)
+	})
+}

@@ -1,0 +1,390 @@
+package konnectsim
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+var (
+	clusterTypes = []string{
+		"CLUSTER_TYPE_CONTROL_PLANE", "CLUSTER_TYPE_K8S_INGRESS_CONTROLLER", "CLUSTER_TYPE_CONTROL_PLANE_GROUP",
+		"CLUSTER_TYPE_SERVERLESS", "CLUSTER_TYPE_KAFKA_NATIVE_EVENT_PROXY", "CLUSTER_TYPE_SERVERLESS_V1",
+	}
+	authTypes = []string{"pinned_client_certs", "pki_client_certs"}
+
+	// Konnect label values (and keys) follow this pattern, 1 to 63 characters.
+	labelPattern          = regexp.MustCompile(`^[a-z0-9A-Z]([a-z0-9A-Z-._]*[a-z0-9A-Z]+)?$`)
+	reservedLabelPrefixes = []string{"kong", "konnect", "mesh", "kic", "_"}
+)
+
+const (
+	defaultPageSize = 10
+	maxPageSize     = 100
+	maxBodyBytes    = 1 << 20
+)
+
+// readObject reads a JSON object request body.
+func readObject(r *http.Request) (object, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
+	if err != nil {
+		return nil, err
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return object{}, nil
+	}
+	v, err := decodeJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	obj, ok := v.(object)
+	if !ok {
+		return nil, fmt.Errorf("request body must be a JSON object")
+	}
+	return obj, nil
+}
+
+// validateControlPlaneFields checks the fields a create (create=true) or
+// update request may carry, as Konnect does.
+func validateControlPlaneFields(body object, create bool) []invalidParameter {
+	allowed := []string{"name", "description", "auth_type", "proxy_urls", "labels"}
+	if create {
+		allowed = append(allowed, "cluster_type", "cloud_gateway")
+	}
+	var bad []invalidParameter
+	for k := range body {
+		if !slices.Contains(allowed, k) {
+			bad = append(bad, invalidParameter{Field: k, Rule: "unknown_property", Source: "body", Reason: "is not a known property"})
+		}
+	}
+	if v, ok := body["name"]; ok || create {
+		name, isString := v.(string)
+		switch {
+		case !ok || v == nil:
+			bad = append(bad, invalidParameter{Field: "name", Rule: "required", Source: "body", Reason: "is a required field"})
+		case !isString:
+			bad = append(bad, invalidParameter{Field: "name", Rule: "is_string", Source: "body", Reason: "must be a string"})
+		case len(name) < 1 || len(name) > 256:
+			bad = append(bad, invalidParameter{Field: "name", Rule: "invalid", Source: "body", Reason: "must have between 1 and 256 characters"})
+		}
+	}
+	if v, ok := body["description"]; ok {
+		if d, isString := v.(string); !isString || len(d) > 2048 {
+			bad = append(bad, invalidParameter{Field: "description", Rule: "is_string", Source: "body", Reason: "must be a string of at most 2048 characters"})
+		}
+	}
+	if v, ok := body["cluster_type"]; ok && !slices.Contains(clusterTypes, str(v)) {
+		bad = append(bad, invalidParameter{Field: "cluster_type", Rule: "invalid", Source: "body", Reason: "must be one of " + strings.Join(clusterTypes, ", ")})
+	}
+	if v, ok := body["auth_type"]; ok && !slices.Contains(authTypes, str(v)) {
+		bad = append(bad, invalidParameter{Field: "auth_type", Rule: "invalid", Source: "body", Reason: "must be one of " + strings.Join(authTypes, ", ")})
+	}
+	if v, ok := body["cloud_gateway"]; ok {
+		if _, isBool := v.(bool); !isBool {
+			bad = append(bad, invalidParameter{Field: "cloud_gateway", Rule: "is_boolean", Source: "body", Reason: "must be a boolean"})
+		}
+	}
+	if v, ok := body["proxy_urls"]; ok {
+		if _, isList := v.([]any); !isList {
+			bad = append(bad, invalidParameter{Field: "proxy_urls", Rule: "is_array", Source: "body", Reason: "must be an array"})
+		}
+	}
+	if v, ok := body["labels"]; ok && v != nil {
+		bad = append(bad, validateLabels(v)...)
+	}
+	slices.SortFunc(bad, func(a, b invalidParameter) int { return strings.Compare(a.Field, b.Field) })
+	return bad
+}
+
+func validateLabels(v any) []invalidParameter {
+	labels, ok := v.(map[string]any)
+	if !ok {
+		return []invalidParameter{{Field: "labels", Rule: "is_object", Source: "body", Reason: "must be an object"}}
+	}
+	var bad []invalidParameter
+	if len(labels) > 50 {
+		bad = append(bad, invalidParameter{Field: "labels", Rule: "is_label", Source: "body", Reason: "must have at most 50 labels"})
+	}
+	for k, val := range labels {
+		field := "labels." + k
+		for _, p := range reservedLabelPrefixes {
+			if strings.HasPrefix(k, p) {
+				bad = append(bad, invalidParameter{Field: field, Rule: "is_label", Source: "body", Reason: fmt.Sprintf("keys cannot start with %q", p)})
+			}
+		}
+		if len(k) < 1 || len(k) > 63 {
+			bad = append(bad, invalidParameter{Field: field, Rule: "is_label", Source: "body", Reason: "keys must have between 1 and 63 characters"})
+		}
+		s, isString := val.(string)
+		if !isString || len(s) < 1 || len(s) > 63 || !labelPattern.MatchString(s) {
+			bad = append(bad, invalidParameter{Field: field, Rule: "is_label", Source: "body",
+				Reason: "values must have between 1 and 63 characters, start and end with a letter or digit and contain only letters, digits, '-', '.' and '_'"})
+		}
+	}
+	return bad
+}
+
+func (s *Server) createControlPlane(w http.ResponseWriter, r *http.Request, o *org) {
+	body, err := readObject(r)
+	if err != nil {
+		s.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
+		return
+	}
+	if bad := validateControlPlaneFields(body, true); len(bad) > 0 {
+		s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
+		return
+	}
+	name := str(body["name"])
+
+	s.mu.Lock()
+	if s.controlPlaneByNameLocked(o, name) != nil {
+		s.mu.Unlock()
+		// Control plane names are unique per organization.
+		s.writeProblem(w, http.StatusConflict, fmt.Sprintf("Key (org_id, name)=(%s, %s) already exists.", o.id, name))
+		return
+	}
+	id := s.newUUIDLocked()
+	now := formatTime(s.now())
+	clusterType := "CLUSTER_TYPE_CONTROL_PLANE"
+	if v, ok := body["cluster_type"]; ok {
+		clusterType = str(v)
+	}
+	authType := "pinned_client_certs"
+	if v, ok := body["auth_type"]; ok {
+		authType = str(v)
+	}
+	cloudGateway, _ := body["cloud_gateway"].(bool)
+	proxyURLs, _ := body["proxy_urls"].([]any)
+	if proxyURLs == nil {
+		proxyURLs = []any{}
+	}
+	labels, _ := body["labels"].(map[string]any)
+	if labels == nil {
+		labels = map[string]any{}
+	}
+	// Konnect gives each control plane its own endpoints for data planes.
+	short := strings.ReplaceAll(id, "-", "")[:10]
+	obj := object{
+		"id":          id,
+		"name":        name,
+		"description": str(body["description"]),
+		"labels":      labels,
+		"config": object{
+			"control_plane_endpoint": "https://" + short + ".us.cp0.konghq.com",
+			"telemetry_endpoint":     "https://" + short + ".us.tp0.konghq.com",
+			"cluster_type":           clusterType,
+			"auth_type":              authType,
+			"cloud_gateway":          cloudGateway,
+			"proxy_urls":             proxyURLs,
+		},
+		"created_at": now,
+		"updated_at": now,
+	}
+	o.controlPlanes[id] = newControlPlane(s.nextSeqLocked(), obj)
+	out := deepCopy(obj)
+	s.mu.Unlock()
+
+	writeJSON(w, http.StatusCreated, "application/json", out)
+}
+
+func (s *Server) controlPlaneByNameLocked(o *org, name string) *controlPlane {
+	for _, cp := range o.controlPlanes {
+		if str(cp.obj["name"]) == name {
+			return cp
+		}
+	}
+	return nil
+}
+
+func (s *Server) getControlPlane(w http.ResponseWriter, r *http.Request, o *org) {
+	id := r.PathValue("controlPlaneId")
+	s.mu.Lock()
+	cp := o.controlPlanes[id]
+	var out any
+	if cp != nil {
+		out = deepCopy(cp.obj)
+	}
+	s.mu.Unlock()
+	if cp == nil {
+		s.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, "application/json", out)
+}
+
+func (s *Server) updateControlPlane(w http.ResponseWriter, r *http.Request, o *org) {
+	id := r.PathValue("controlPlaneId")
+	body, err := readObject(r)
+	if err != nil {
+		s.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
+		return
+	}
+	if bad := validateControlPlaneFields(body, false); len(bad) > 0 {
+		s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
+		return
+	}
+
+	s.mu.Lock()
+	cp := o.controlPlanes[id]
+	if cp == nil {
+		s.mu.Unlock()
+		s.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
+		return
+	}
+	if name, ok := body["name"]; ok {
+		if other := s.controlPlaneByNameLocked(o, str(name)); other != nil && other != cp {
+			s.mu.Unlock()
+			s.writeProblem(w, http.StatusConflict, fmt.Sprintf("Key (org_id, name)=(%s, %s) already exists.", o.id, str(name)))
+			return
+		}
+		cp.obj["name"] = name
+	}
+	if v, ok := body["description"]; ok {
+		cp.obj["description"] = v
+	}
+	config := cp.obj["config"].(object)
+	if v, ok := body["auth_type"]; ok {
+		config["auth_type"] = v
+	}
+	if v, ok := body["proxy_urls"]; ok {
+		config["proxy_urls"] = v
+	}
+	// PATCH replaces the whole labels map (send every label to keep it).
+	if v, ok := body["labels"]; ok {
+		labels, _ := v.(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+		}
+		cp.obj["labels"] = labels
+	}
+	s.touchLocked(KindControlPlane, cp.obj)
+	out := deepCopy(cp.obj)
+	s.mu.Unlock()
+
+	writeJSON(w, http.StatusOK, "application/json", out)
+}
+
+// deleteControlPlane deletes a control plane and, as Konnect does, its whole configuration.
+func (s *Server) deleteControlPlane(w http.ResponseWriter, r *http.Request, o *org) {
+	id := r.PathValue("controlPlaneId")
+	s.mu.Lock()
+	_, found := o.controlPlanes[id]
+	delete(o.controlPlanes, id)
+	s.mu.Unlock()
+	if !found {
+		s.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listControlPlanes serves page-number pagination: page[size] (default 10,
+// at most 100), page[number] (from 1); meta.page.total is the number of
+// matching control planes. Filters: filter[name][eq|neq|contains],
+// filter[id][eq|oeq], filter[cluster_type][eq|neq|oeq], filter[cloud_gateway],
+// and labels=key:value,key (every term must match; a bare key means "has the label").
+func (s *Server) listControlPlanes(w http.ResponseWriter, r *http.Request, o *org) {
+	q := r.URL.Query()
+	size, number := defaultPageSize, 1
+	var bad []invalidParameter
+	if v := q.Get("page[size]"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPageSize {
+			bad = append(bad, invalidParameter{Field: "page[size]", Rule: "invalid", Source: "query", Reason: fmt.Sprintf("must be an integer between 1 and %d", maxPageSize)})
+		}
+		size = n
+	}
+	if v := q.Get("page[number]"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			bad = append(bad, invalidParameter{Field: "page[number]", Rule: "invalid", Source: "query", Reason: "must be an integer greater than 0"})
+		}
+		number = n
+	}
+	sortKey := q.Get("sort")
+	if sortKey != "" && sortKey != "created_at" && sortKey != "-created_at" {
+		bad = append(bad, invalidParameter{Field: "sort", Rule: "invalid", Source: "query", Reason: "supported sort attributes are: created_at"})
+	}
+	if len(bad) > 0 {
+		s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
+		return
+	}
+
+	s.mu.Lock()
+	var matching []any
+	for _, rec := range sortedRecords(controlPlaneRecords(o)) {
+		if controlPlaneMatches(rec.obj, q) {
+			matching = append(matching, deepCopy(rec.obj))
+		}
+	}
+	s.mu.Unlock()
+
+	if sortKey == "-created_at" {
+		slices.Reverse(matching)
+	}
+	data := []any{}
+	if start := (number - 1) * size; start < len(matching) {
+		data = matching[start:min(start+size, len(matching))]
+	}
+	writeJSON(w, http.StatusOK, "application/json", map[string]any{
+		"meta": map[string]any{"page": map[string]any{"number": number, "size": size, "total": len(matching)}},
+		"data": data,
+	})
+}
+
+func controlPlaneMatches(cp object, q map[string][]string) bool {
+	config, _ := cp["config"].(object)
+	fields := map[string]string{
+		"name":          str(cp["name"]),
+		"id":            str(cp["id"]),
+		"cluster_type":  str(config["cluster_type"]),
+		"cloud_gateway": strconv.FormatBool(config["cloud_gateway"] == true),
+	}
+	for key, values := range q {
+		rest, ok := strings.CutPrefix(key, "filter[")
+		if !ok || len(values) == 0 {
+			continue
+		}
+		// filter[name] or filter[name][op]
+		field, op, _ := strings.Cut(rest, "]")
+		op = strings.Trim(op, "[]")
+		got, known := fields[field]
+		if !known {
+			continue
+		}
+		want := values[0]
+		switch op {
+		case "", "eq":
+			if got != want {
+				return false
+			}
+		case "neq":
+			if got == want {
+				return false
+			}
+		case "contains":
+			if !strings.Contains(got, want) {
+				return false
+			}
+		case "oeq":
+			if !slices.Contains(strings.Split(want, ","), got) {
+				return false
+			}
+		}
+	}
+	if filter := q["labels"]; len(filter) > 0 && filter[0] != "" {
+		labels := labelsOf(cp)
+		for _, term := range strings.Split(filter[0], ",") {
+			k, v, hasValue := strings.Cut(strings.TrimSpace(term), ":")
+			got, present := labels[k]
+			if !present || hasValue && got != v {
+				return false
+			}
+		}
+	}
+	return true
+}

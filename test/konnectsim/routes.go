@@ -1,0 +1,81 @@
+package konnectsim
+
+import (
+	"net/http"
+)
+
+// Route templates of the simulated endpoints. Counter keys and FaultRule.Path
+// use them: a counter key is "METHOD " + template, e.g.
+// "POST " + PathServices.
+const (
+	PathOrganizationsMe = "/v3/organizations/me"
+	PathControlPlanes   = "/v2/control-planes"
+	PathControlPlane    = PathControlPlanes + "/{controlPlaneId}"
+	PathServices        = PathControlPlane + "/core-entities/services"
+	PathService         = PathServices + "/{serviceId}"
+	PathServiceRoutes   = PathService + "/routes"
+	PathServiceRoute    = PathServiceRoutes + "/{routeId}"
+	PathRoutes          = PathControlPlane + "/core-entities/routes"
+	PathRoute           = PathRoutes + "/{routeId}"
+	PathConsumers       = PathControlPlane + "/core-entities/consumers"
+	PathConsumer        = PathConsumers + "/{consumerId}"
+)
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+
+	s.handle(mux, "GET "+PathOrganizationsMe, platformAPI, s.getOrganizationsMe)
+
+	s.handle(mux, "GET "+PathControlPlanes, platformAPI, s.listControlPlanes)
+	s.handle(mux, "POST "+PathControlPlanes, platformAPI, s.createControlPlane)
+	s.handle(mux, "GET "+PathControlPlane, platformAPI, s.getControlPlane)
+	s.handle(mux, "PATCH "+PathControlPlane, platformAPI, s.updateControlPlane)
+	s.handle(mux, "DELETE "+PathControlPlane, platformAPI, s.deleteControlPlane)
+
+	for _, c := range []struct {
+		spec         *kindSpec
+		list, one    string
+		idVar        string
+		serviceIDVar string // for routes nested under a service
+	}{
+		{spec: serviceSpec, list: PathServices, one: PathService, idVar: "serviceId"},
+		{spec: routeSpec, list: PathRoutes, one: PathRoute, idVar: "routeId"},
+		{spec: consumerSpec, list: PathConsumers, one: PathConsumer, idVar: "consumerId"},
+		{spec: routeSpec, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", serviceIDVar: "serviceId"},
+	} {
+		h := &coreHandler{s: s, spec: c.spec, idVar: c.idVar, serviceIDVar: c.serviceIDVar}
+		s.handle(mux, "GET "+c.list, coreAPI, h.list)
+		s.handle(mux, "POST "+c.list, coreAPI, h.create)
+		s.handle(mux, "GET "+c.one, coreAPI, h.get)
+		s.handle(mux, "PUT "+c.one, coreAPI, h.upsert)
+		s.handle(mux, "DELETE "+c.one, coreAPI, h.delete)
+	}
+
+	s.adminRoutes(mux)
+
+	// Anything else: count it and answer like Konnect's gateway does.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.counters[r.Method+" unmatched"]++
+		s.total++
+		s.mu.Unlock()
+		s.logf("konnectsim: %s %s (no such endpoint)", r.Method, r.URL.RequestURI())
+		writeJSON(w, http.StatusNotFound, "application/json", map[string]any{
+			"message": "no Route matched with those values",
+		})
+	})
+	return mux
+}
+
+func (s *Server) getOrganizationsMe(w http.ResponseWriter, _ *http.Request, o *org) {
+	writeJSON(w, http.StatusOK, "application/json", map[string]any{
+		"id":                    o.id,
+		"name":                  o.name,
+		"owner_id":              o.id,
+		"login_path":            "",
+		"created_at":            formatTime(o.createdAt),
+		"updated_at":            formatTime(o.createdAt),
+		"state":                 "active",
+		"retention_period_days": 30,
+	})
+}
