@@ -128,6 +128,9 @@ func Start(opts Options) (_ *ControlPlane, err error) {
 		BinaryAssetsDirectory: opts.BinDir,
 		CRDDirectoryPaths:     opts.CRDDirectoryPaths,
 		ErrorIfCRDPathMissing: len(opts.CRDDirectoryPaths) > 0,
+		// Generous: `go test ./...` starts several control planes while other packages compile, on 2 cores.
+		ControlPlaneStartTimeout: 2 * time.Minute,
+		ControlPlaneStopTimeout:  30 * time.Second,
 	}
 	etcdDir := filepath.Join(dir, "etcd")
 	certDir := filepath.Join(dir, "apiserver")
