@@ -8,7 +8,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // CRDUpdateSafe says whether replacing the existing CRD with the desired one keeps every stored object readable
@@ -41,7 +40,7 @@ func CRDUpdateSafe(existing, desired *apiextensionsv1.CustomResourceDefinition, 
 		if err != nil {
 			return fmt.Errorf("CRD %s: version %s: the schema is invalid: %w", desired.Name, version, err)
 		}
-		errs := validation.ValidateCustomResource(field.NewPath(""), obj.UnstructuredContent(), validator)
+		errs := validation.ValidateCustomResource(nil, obj.UnstructuredContent(), validator)
 		if len(errs) > 0 {
 			name := obj.GetName()
 			if obj.GetNamespace() != "" {

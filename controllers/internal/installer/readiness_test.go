@@ -1,0 +1,41 @@
+package installer
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestDeploymentReady(t *testing.T) {
+	available := []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}
+	rolledOut := appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2, Conditions: available}
+	cases := []struct {
+		name   string
+		gen    int64
+		status appsv1.DeploymentStatus
+		ready  bool
+		why    string
+	}{
+		{"rolled out", 2, rolledOut, true, ""},
+		{"spec change not observed yet (an upgrade just updated it)", 3, rolledOut, false, "waiting for the spec change to be observed"},
+		{"new replicas not updated", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 1, AvailableReplicas: 2, Conditions: available}, false, "1 of 2 replicas updated"},
+		{"old replicas still running", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 2, AvailableReplicas: 2, Conditions: available}, false, "1 old replicas pending termination"},
+		{"updated but not available", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 1, Conditions: available}, false, "1 of 2 updated replicas available"},
+		{"no Available condition", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}, false, "not Available"},
+		{"progress deadline exceeded", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet x has timed out"}}}, false, "progress deadline exceeded"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "op", Generation: tc.gen}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)}, Status: tc.status}
+			ready, why := DeploymentReady(d)
+			if ready != tc.ready || !strings.Contains(why, tc.why) {
+				t.Fatalf("DeploymentReady = %v, %q; want %v, %q", ready, why, tc.ready, tc.why)
+			}
+		})
+	}
+}
