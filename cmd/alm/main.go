@@ -10,16 +10,23 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/install"
+	"github.com/almproject/alm/controllers/loops"
+	"github.com/almproject/alm/controllers/registry"
 )
 
 // ALM installs arbitrary operators, so it needs to manage any object a bundle ships and to grant the RBAC a bundle
@@ -41,7 +48,7 @@ type options struct {
 	leaderElectionNamespace string
 	leaderElectionID        string
 	loops                   string
-	installTimeout          time.Duration
+	loopOptions             loops.Options
 }
 
 func run(args []string) error {
@@ -57,9 +64,13 @@ func run(args []string) error {
 		"Namespace of the leader election Lease. Default: the namespace ALM runs in (in-cluster), else kube-system.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "",
 		"Name of the leader election Lease. Default: alm-<loops>, so managers running different loop sets do not block each other.")
-	fs.StringVar(&o.loops, "loops", "all", loopsUsage())
-	fs.DurationVar(&o.installTimeout, "install-timeout", install.DefaultTimeout,
+	fs.StringVar(&o.loops, "loops", "all", loops.Usage())
+	fs.DurationVar(&o.loopOptions.InstallTimeout, "install-timeout", install.DefaultTimeout,
 		"How long an OperatorVersion may wait for its required CRDs and for its Deployments to become available before it is marked Failed.")
+	fs.StringVar(&o.loopOptions.Namespace, "namespace", "",
+		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: the namespace ALM runs in (in-cluster), else alm-system.")
+	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", 30*time.Second,
+		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	fs.Usage = func() {
@@ -85,7 +96,7 @@ Flags:
 		}
 		return err
 	}
-	selected, err := selectLoops(o.loops)
+	selected, err := loops.Select(o.loops)
 	if err != nil {
 		return err
 	}
@@ -100,9 +111,13 @@ Flags:
 	if err != nil {
 		return fmt.Errorf("no cluster to talk to: %w (pass --kubeconfig or set KUBECONFIG)", err)
 	}
-	if o.leaderElect && o.leaderElectionNamespace == "" {
-		o.leaderElectionNamespace = defaultNamespace()
+	if o.loopOptions.Namespace == "" {
+		o.loopOptions.Namespace = defaultNamespace("alm-system")
 	}
+	if o.leaderElect && o.leaderElectionNamespace == "" {
+		o.leaderElectionNamespace = defaultNamespace("kube-system")
+	}
+	o.loopOptions.Registry = registry.New()
 	electionID := o.leaderElectionID
 	if electionID == "" {
 		electionID = "alm-" + strings.ReplaceAll(o.loops, ",", "-")
@@ -116,15 +131,19 @@ Flags:
 		LeaderElectionNamespace: o.leaderElectionNamespace,
 		// Our loops are idempotent; releasing on cancel lets a restarted manager take over at once.
 		LeaderElectionReleaseOnCancel: true,
+		// Only catalog ConfigMaps are read through the cache; the installer reads what it applies directly.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {Label: catalogLabelSelector()},
+		}},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	for _, l := range selected {
-		if err := l.setup(mgr, &o); err != nil {
-			return fmt.Errorf("setting up loop %s: %w", l.name, err)
+		if err := l.Setup(mgr, o.loopOptions); err != nil {
+			return fmt.Errorf("setting up loop %s: %w", l.Name, err)
 		}
-		log.Info("Loop enabled", "loop", l.name, "group", l.group)
+		log.Info("Loop enabled", "loop", l.Name, "group", l.Group)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -132,7 +151,7 @@ Flags:
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	log.Info("Starting manager", "loops", names(selected))
+	log.Info("Starting manager", "loops", loops.Names(selected))
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
@@ -151,10 +170,18 @@ func newScheme() (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
-// defaultNamespace is the namespace ALM runs in when in a cluster, else kube-system.
-func defaultNamespace() string {
+// defaultNamespace is the namespace ALM runs in when in a cluster, else fallback.
+func defaultNamespace(fallback string) string {
 	if ns, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(ns) > 0 {
 		return strings.TrimSpace(string(ns))
 	}
-	return "kube-system"
+	return fallback
+}
+
+func catalogLabelSelector() labels.Selector {
+	req, err := labels.NewRequirement(operatorsv1alpha1.LabelCatalog, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return labels.NewSelector().Add(*req)
 }

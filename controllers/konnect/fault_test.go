@@ -16,7 +16,7 @@ import (
 	"github.com/almproject/alm/test/konnectsim"
 )
 
-// TestFaultRun: 500 entities (250 services, 250 routes) under 10% 5xx, 5% lost responses and bursts of 429 all
+// TestFaultRun: 500 entities (250 services, 250 routes) under 10% 5xx, 5% lost responses and 429s all
 // end Programmed with no duplicate in Konnect, and once every object is deleted Konnect holds none of them.
 func TestFaultRun(t *testing.T) {
 	if testing.Short() {
@@ -30,11 +30,13 @@ func TestFaultRun(t *testing.T) {
 	e.readyControlPlane("cp")
 	e.sim.SetErrorRate(0.10)
 	e.sim.SetLostResponseRate(0.05)
-	// 429 bursts: every 2s the next 20 requests are throttled with Retry-After: 1s.
+	// 429s: a server-side rate limit of 200 requests/s (burst 50), and bursts where every 5s the next 20 requests
+	// are throttled with Retry-After: 1s whatever the rate.
+	e.sim.SetRateLimit(200, 50)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
-		tick := time.NewTicker(2 * time.Second)
+		tick := time.NewTicker(5 * time.Second)
 		defer tick.Stop()
 		for {
 			select {

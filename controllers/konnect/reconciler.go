@@ -52,6 +52,9 @@ type Reconciler[T client.Object] struct {
 	attempted sync.Map // types.UID -> struct{}
 	// drifted holds objects whose entity the drift scanner found missing or different.
 	drifted sync.Map // types.UID -> struct{}
+	// written holds the state last written for an object until the cache shows it: a reconcile that reads an older
+	// copy (e.g. triggered by a watch before our own status write arrived) must not create the entity again.
+	written sync.Map // types.UID -> State
 }
 
 // Reconcile is: get -> deletion or finalizer -> work -> one status write (only if it changed).
@@ -77,7 +80,8 @@ func (r *Reconciler[T]) writeStatus(ctx context.Context, orig, obj T) error {
 	if equality.Semantic.DeepEqual(orig, obj) {
 		return nil
 	}
-	if err := r.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+	// The optimistic lock refuses a write based on a stale copy; the reconcile is then retried on a fresh one.
+	if err := r.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("writing status of %s %s: %w", r.Kind.Name(), klog.KObj(obj), client.IgnoreNotFound(err))
 	}
 	return nil
@@ -106,7 +110,7 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 
-	st := r.Kind.State(obj)
+	st := r.state(obj)
 	hash := StateHash(obj, refs.CPID, desired)
 	now := r.Now()
 	var last *time.Time
@@ -123,6 +127,9 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 		Mode:    r.Mode,
 	})
 	if action == ActionWait {
+		// Konnect is in the declared state (e.g. an earlier write succeeded but a later status write failed).
+		r.Kind.SetState(obj, st)
+		r.setProgrammed(obj, true, konnectv1alpha1.ReasonProgrammed, fmt.Sprintf("%s %s is in the declared state", r.Kind.Type(), st.ID))
 		return ctrl.Result{RequeueAfter: remaining}, nil
 	}
 	log.V(1).Info("syncing with Konnect", "action", action.String(), "kind", r.Kind.Name())
@@ -144,14 +151,32 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Created", "Create", "Created %s %s in Konnect", r.Kind.Type(), id)
 	}
 
-	r.Kind.SetState(obj, State{
+	st = State{
 		ID: id, OrgID: refs.Auth.Status.OrganizationID, ServerURL: serverURL, CPID: refs.CPID, ServiceID: refs.ServiceID,
 		Sync: konnectv1alpha1.SyncStatus{ObservedHash: hash, LastSyncTime: &metav1.MicroTime{Time: now}},
-	})
+	}
+	r.Kind.SetState(obj, st)
+	r.written.Store(obj.GetUID(), st)
 	r.attempted.Delete(obj.GetUID())
 	r.drifted.Delete(obj.GetUID())
 	r.setProgrammed(obj, true, konnectv1alpha1.ReasonProgrammed, fmt.Sprintf("%s %s is in the declared state", r.Kind.Type(), id))
 	return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+}
+
+// state is the object's Konnect state, or the state this process last wrote for it if the cache has not caught
+// up yet: a reconcile that reads an older copy (e.g. triggered by a watch before our own status write arrived)
+// must not create the entity a second time.
+func (r *Reconciler[T]) state(obj T) State {
+	st := r.Kind.State(obj)
+	w, ok := r.written.Load(obj.GetUID())
+	if !ok {
+		return st
+	}
+	if st.ID == "" || st.Sync.LastSyncTime == nil || st.Sync.LastSyncTime.Before(w.(State).Sync.LastSyncTime) {
+		return w.(State)
+	}
+	r.written.Delete(obj.GetUID())
+	return st
 }
 
 // create creates the entity, or adopts the one an earlier attempt created (found by its k8s-uid tag) if one may
@@ -264,12 +289,13 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 	}
 	r.attempted.Delete(obj.GetUID())
 	r.drifted.Delete(obj.GetUID())
+	r.written.Delete(obj.GetUID())
 	return ctrl.Result{}, nil
 }
 
 func (r *Reconciler[T]) deleteEntity(ctx context.Context, obj T) error {
 	log := ctrl.LoggerFrom(ctx)
-	st := r.Kind.State(obj)
+	st := r.state(obj)
 	auth, cpID, err := r.deletionScope(ctx, obj, st)
 	if err != nil || auth == nil {
 		return err

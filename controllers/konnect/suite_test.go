@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -70,6 +72,9 @@ type envOptions struct {
 
 var nsSeq atomic.Int64
 
+// testLogger receives the operator's logs when $KONNECT_TEST_LOG names a file.
+var testLogger = logr.Discard()
+
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	if cp == nil {
@@ -87,7 +92,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = f.Close() })
-		ctrl.SetLogger(zap.New(zap.WriteTo(f), zap.UseDevMode(true), zap.Level(zapcore.Level(-1))))
+		testLogger = zap.New(zap.WriteTo(f), zap.UseDevMode(true), zap.Level(zapcore.Level(-1)))
 	}
 	sim := konnectsim.New(o.sim)
 	if err := sim.Start(); err != nil {
@@ -112,8 +117,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+	// client-go's default of 5 requests/s would make the Kubernetes API, not Konnect, the bottleneck.
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = 500, 1000
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
+		Logger:                 testLogger,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},

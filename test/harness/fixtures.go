@@ -27,8 +27,10 @@ type Demo struct {
 	ExtraObjects []map[string]any
 	// CRDVersions are the versions of the owned CRD widgets.<package>.example.com; default ["v1"].
 	CRDVersions []string
-	// RequiredCRDs are CRD names listed as required.
+	// RequiredCRDs are names of CRDs of kind Widget (as CRD makes them) listed as required.
 	RequiredCRDs []string
+	// SkipRange is the olm.skipRange of the version (bundles only).
+	SkipRange string
 }
 
 // OperatorVersion builds the OperatorVersion d describes.
@@ -70,7 +72,7 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 	}
 	var required []opv1alpha1.CRDDescription
 	for _, name := range d.RequiredCRDs {
-		required = append(required, opv1alpha1.CRDDescription{Name: name, Version: "v1", Kind: "Required"})
+		required = append(required, opv1alpha1.CRDDescription{Name: name, Version: "v1", Kind: "Widget"})
 	}
 	return &operatorsv1alpha1.OperatorVersion{
 		ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name},

@@ -206,3 +206,31 @@ func WaitGone(t testing.TB, c client.Client, obj client.Object, timeout time.Dur
 		return fmt.Errorf("%T %s still exists", obj, key)
 	})
 }
+
+// RunKubelet plays the deployment controller and the kubelet for the whole test: every Deployment whose spec has
+// not been rolled out yet is marked rolled out and Available, unless unhealthy says its pods would not start.
+func RunKubelet(t testing.TB, c client.Client, unhealthy func(*appsv1.Deployment) bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			list := &appsv1.DeploymentList{}
+			if err := c.List(ctx, list); err == nil {
+				for i := range list.Items {
+					d := &list.Items[i]
+					if d.Status.ObservedGeneration >= d.Generation || (unhealthy != nil && unhealthy(d)) {
+						continue
+					}
+					_ = MarkDeploymentAvailable(ctx, c, d.Namespace, d.Name)
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+}

@@ -23,6 +23,7 @@ func (e *ConflictError) Error() string { return e.Msg }
 // Apply creates desired, or brings the existing object to the desired content, with ov's ownership:
 //   - a new object is claimed by ov (labels, and a controller ownerReference when namespaced);
 //   - an object ov already owns is updated only when its desired content changed (AnnotationHash);
+//   - an object of ov's package that no version owns (a CRD created for another operator's requirement) is claimed;
 //   - an object another version of the same package owns in the same namespace is updated in place (same UID) and
 //     ov is added as a further owner; the adoption loop hands it over once ov has Succeeded.
 //
@@ -68,8 +69,10 @@ func Apply(ctx context.Context, c client.Client, ov *operatorsv1alpha1.OperatorV
 		updated.SetLabels(merge(updated.GetLabels(), desired.GetLabels()))
 		updated.SetAnnotations(merge(updated.GetAnnotations(), desired.GetAnnotations()))
 	}
-	if ownership.IsOwnedBy(existing, ov) {
-		ownership.Claim(updated, ov) // restores labels or a reference someone removed
+	if ownership.IsOwnedBy(existing, ov) || existing.GetLabels()[operatorsv1alpha1.LabelOwner] == "" {
+		// Ours, or of our package but owned by no version (a CRD created for a requirement, or released by an
+		// older version): claim it; this also restores labels or a reference someone removed.
+		ownership.Claim(updated, ov)
 		updated.SetOwnerReferences(mergeRefs(existing, updated))
 	} else {
 		ownership.CoOwn(updated, ov)

@@ -1,0 +1,75 @@
+package catalog
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadBundleWarnings: what a bundle may carry that ALM reports but still installs.
+func TestLoadBundleWarnings(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string // added under manifests/
+		content string
+		rule    string
+		objects int // Manifests.Objects after loading
+	}{
+		{name: "unsupported kind", file: "deployment.yaml", rule: RuleUnsupportedObject, objects: 0,
+			content: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: extra\nspec: {}\n"},
+		{name: "supported kind", file: "service.yaml", objects: 1,
+			content: "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n"},
+		{name: "two documents in one file", file: "pdb.yaml", rule: RuleIgnoredDocument, objects: 1,
+			content: "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: pdb\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n"},
+		{name: "v1 CRD with preserveUnknownFields", file: "widgets.crd.yaml", rule: RuleNormalized,
+			content: `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.good.example.com
+spec:
+  group: good.example.com
+  preserveUnknownFields: true
+  names: {kind: Widget, listKind: WidgetList, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyDir(t, "testdata/bad/install-strategy/good/1.0.0")
+			writeFile(t, filepath.Join(dir, "manifests", tt.file), tt.content)
+			b, problems := LoadBundle(dir)
+			if b == nil {
+				t.Fatalf("bundle excluded: %v", problems)
+			}
+			if HasErrors(problems) {
+				t.Fatalf("errors: %v", problems)
+			}
+			found := tt.rule == ""
+			for _, p := range problems {
+				if p.Rule == tt.rule && p.Severity == SeverityWarning && strings.HasSuffix(p.Path, tt.file) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no %s warning on %s: %v", tt.rule, tt.file, problems)
+			}
+			m, _ := b.Manifests()
+			if len(m.Objects) != tt.objects {
+				t.Errorf("%d objects, want %d", len(m.Objects), tt.objects)
+			}
+			if tt.rule == RuleNormalized {
+				s := m.CRDs[0].Spec.Versions[0].Schema.OpenAPIV3Schema
+				if m.CRDs[0].Spec.PreserveUnknownFields || s.XPreserveUnknownFields == nil || !*s.XPreserveUnknownFields {
+					t.Errorf("CRD not normalized: %+v", m.CRDs[0].Spec)
+				}
+			}
+		})
+	}
+}

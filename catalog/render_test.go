@@ -1,0 +1,74 @@
+package catalog
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+)
+
+// TestRenderIsReadByOLM renders the etcd bundles as a File-Based Catalog and reads it back with operator-registry's
+// codec and model: what almctl renders, OLM tooling accepts.
+func TestRenderIsReadByOLM(t *testing.T) {
+	ix := loadEtcdIndex(t)
+	cfg, err := ix.DeclarativeConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"json", "yaml"} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteFBC(cfg, format, &buf); err != nil {
+				t.Fatal(err)
+			}
+			back, err := declcfg.LoadReader(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := declcfg.ConvertToModel(*back)
+			if err != nil {
+				t.Fatalf("operator-registry rejects the rendered catalog: %v", err)
+			}
+			pkg := m["etcd"]
+			if pkg == nil || pkg.DefaultChannel.Name != "singlenamespace-alpha" {
+				t.Fatalf("model: %+v", m)
+			}
+			head, err := pkg.DefaultChannel.Head()
+			if err != nil || head.Name != "etcdoperator.v0.9.4" || head.Replaces != "etcdoperator.v0.9.2" {
+				t.Errorf("head %v %v", head, err)
+			}
+			if len(back.Bundles) != 2 || len(back.Bundles[0].Objects) != 4 {
+				t.Errorf("bundles %d, objects %d", len(back.Bundles), len(back.Bundles[0].Objects))
+			}
+		})
+	}
+	if err := WriteFBC(cfg, "xml", &bytes.Buffer{}); err == nil {
+		t.Error("unknown format accepted")
+	}
+}
+
+func TestWriteMermaid(t *testing.T) {
+	ix := NewIndex(Catalog{Name: "c", Contents: fbcContents(t, "p", "stable",
+		"stable: 1.0.0, 1.1.0<1.0.0, 1.2.0<1.0.0~1.1.0, 2.0.0<1.2.0@>=1.0.0 <2.0.0")})
+	var buf bytes.Buffer
+	if err := ix.WriteMermaid(&buf, "p"); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []string{
+		"flowchart LR\n",
+		`subgraph c0_0["stable (default)"]`,
+		`c0_0_n3["p.v1.0.0 1.0.0"]`,
+		"c0_0_n3 -- replaces --> c0_0_n2",                 // 1.1.0 replaces 1.0.0
+		"c0_0_n2 -. skips .-> c0_0_n1",                    // 1.2.0 skips 1.1.0
+		`c0_0_n3 ==>|"skipRange >=1.0.0 <2.0.0"| c0_0_n0`, // 2.0.0 skipRange covers 1.0.0
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("graph lacks %q:\n%s", want, got)
+		}
+	}
+	if err := ix.WriteMermaid(&buf, "nope"); err == nil {
+		t.Error("unknown package accepted")
+	}
+}

@@ -1,0 +1,196 @@
+// Command almctl validates, renders, resolves and publishes operator bundles for ALM.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/almproject/alm/catalog"
+)
+
+// exitError carries an exit code; its message (if any) is printed to stderr.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func main() {
+	root := newRootCommand(os.Stdout, os.Stderr)
+	if err := root.Execute(); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			if ee.msg != "" {
+				fmt.Fprintln(os.Stderr, "almctl: "+ee.msg)
+			}
+			os.Exit(ee.code)
+		}
+		fmt.Fprintln(os.Stderr, "almctl: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "almctl",
+		Short:         "Validate, render, resolve and publish operator bundles for ALM",
+		Long:          "almctl works with OLM registry+v1 bundles and File-Based Catalogs: validate bundles, render a directory of\nbundles as a File-Based Catalog, resolve and graph upgrades, and publish bundles to a ConfigMap catalog.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.CompletionOptions.DisableDefaultCmd = true
+
+	bundle := &cobra.Command{Use: "bundle", Short: "Work with single bundles"}
+	bundle.AddCommand(newValidateCommand())
+	cat := &cobra.Command{Use: "catalog", Short: "Work with a catalog directory (bundle directories and File-Based Catalog files)"}
+	cat.AddCommand(newRenderCommand(), newResolveCommand(), newGraphCommand())
+	root.AddCommand(bundle, cat, newPublishCommand())
+	return root
+}
+
+func newValidateCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate DIR...",
+		Short: "Validate bundle directories (or catalog directories)",
+		Long: "Validate each DIR: a registry+v1 bundle directory (manifests/ and metadata/annotations.yaml) or a catalog\n" +
+			"directory of bundles and File-Based Catalog files. Prints one line per problem, `path: rule: detail`\n" +
+			"(warnings say `warning:` and never fail). Exit code 0 when there are no errors, 1 otherwise.",
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			failed := false
+			for _, dir := range args {
+				var problems []catalog.Problem
+				if isBundleDir(dir) {
+					_, problems = catalog.LoadBundle(dir)
+				} else {
+					contents, err := catalog.LoadDir(dir)
+					if err != nil {
+						return &exitError{code: 1, msg: err.Error()}
+					}
+					problems = catalog.NewIndex(catalog.Catalog{Name: dir, Contents: contents}).Problems()
+				}
+				for _, p := range problems {
+					fmt.Fprintln(cmd.OutOrStdout(), p.String())
+				}
+				failed = failed || catalog.HasErrors(problems)
+			}
+			if failed {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+}
+
+func isBundleDir(dir string) bool {
+	if fi, err := os.Stat(dir + "/manifests"); err == nil && fi.IsDir() {
+		return true
+	}
+	_, err := os.Stat(dir + "/metadata/annotations.yaml")
+	return err == nil
+}
+
+// loadIndex loads a catalog directory and prints its problems to stderr.
+func loadIndex(cmd *cobra.Command, dir string) (*catalog.Index, error) {
+	contents, err := catalog.LoadDir(dir)
+	if err != nil {
+		return nil, &exitError{code: 1, msg: err.Error()}
+	}
+	ix := catalog.NewIndex(catalog.Catalog{Name: dir, Contents: contents})
+	for _, p := range ix.Problems() {
+		fmt.Fprintln(cmd.ErrOrStderr(), p.String())
+	}
+	return ix, nil
+}
+
+func newRenderCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "render DIR",
+		Short: "Render a catalog directory as a File-Based Catalog on stdout",
+		Long: "Render the bundles and File-Based Catalog files in DIR as one File-Based Catalog (olm.package, olm.channel,\n" +
+			"olm.bundle with olm.bundle.object properties; CRDs normalized to apiextensions.k8s.io/v1) on stdout.\n" +
+			"Problems go to stderr; excluded bundles are left out.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "json" && output != "yaml" {
+				return &exitError{code: 1, msg: fmt.Sprintf("--output %q: use json or yaml", output)}
+			}
+			ix, err := loadIndex(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			cfg, err := ix.DeclarativeConfig("")
+			if err != nil {
+				return &exitError{code: 1, msg: err.Error()}
+			}
+			return catalog.WriteFBC(cfg, output, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
+	return cmd
+}
+
+func newResolveCommand() *cobra.Command {
+	var req catalog.Request
+	cmd := &cobra.Command{
+		Use:   "resolve DIR --package P [--channel C] [--from VERSION] [--range R]",
+		Short: "Show which bundle ALM would install or upgrade to, and why each other was not chosen",
+		Long: "Resolve a package in the catalog directory DIR: without --from, the highest version in the channel (and\n" +
+			"range); with --from, the best successor of the installed version reachable by replaces, skips and\n" +
+			"skipRange. Exit code 0 when a bundle was chosen or the installed version is already the newest, 1 otherwise.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ix, err := loadIndex(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			res, err := ix.Resolve(req)
+			if err != nil {
+				return &exitError{code: 1, msg: err.Error()}
+			}
+			fmt.Fprint(cmd.OutOrStdout(), res.Explain())
+			if res.Chosen == nil && req.From == "" {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&req.Package, "package", "", "package to resolve (required)")
+	cmd.Flags().StringVar(&req.Channel, "channel", "", "channel (default: the package's default channel)")
+	cmd.Flags().StringVar(&req.From, "from", "", "installed version to upgrade from")
+	cmd.Flags().StringVar(&req.Range, "range", "", "semver range the version must be in, e.g. '>=1.0.0 <2.0.0'")
+	_ = cmd.MarkFlagRequired("package")
+	return cmd
+}
+
+func newGraphCommand() *cobra.Command {
+	var pkg string
+	cmd := &cobra.Command{
+		Use:   "graph DIR --package P",
+		Short: "Print a package's upgrade graph as a Mermaid flowchart",
+		Long: "Print the upgrade graph of a package in the catalog directory DIR as a Mermaid flowchart, one subgraph per\n" +
+			"channel: replaces edges are solid arrows, skips dotted arrows, skipRange thick arrows labelled with the range.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ix, err := loadIndex(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			if err := ix.WriteMermaid(cmd.OutOrStdout(), pkg); err != nil {
+				return &exitError{code: 1, msg: err.Error()}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&pkg, "package", "", "package to graph (required)")
+	_ = cmd.MarkFlagRequired("package")
+	return cmd
+}

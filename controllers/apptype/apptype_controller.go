@@ -1,0 +1,258 @@
+// Package apptype is the AppType loop: a new AppType gets the newest OperatorVersion that fits its channel and
+// version range created in its namespace; its status shows what is installed, the upgrade the catalog offers, and
+// why each candidate was or was not chosen. An AppType whose package is not published yet installs by itself once
+// it is.
+package apptype
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/controllers/internal/ownership"
+	"github.com/almproject/alm/controllers/internal/versions"
+	"github.com/almproject/alm/controllers/registry"
+)
+
+// Reconciler installs AppTypes from the catalogs in the registry.
+type Reconciler struct {
+	client.Client
+	Registry *registry.Registry
+	Recorder events.EventRecorder
+	// Namespace is ALM's own namespace, whose CatalogSources serve every namespace.
+	Namespace string
+}
+
+// Reconcile resolves one AppType, creates its first OperatorVersion if it has none, and reports.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	at := &operatorsv1alpha1.AppType{}
+	if err := r.Get(ctx, req.NamespacedName, at); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !at.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	st := *at.Status.DeepCopy()
+	st.ObservedGeneration = at.Generation
+
+	all, err := versions.OfPackage(ctx, r, at.Namespace, at.Spec.Package)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	installed := Head(all)
+
+	request, err := r.Registry.Request(at, r.Namespace)
+	var res catalog.Result
+	if err == nil {
+		if installed != nil {
+			request.From, request.FromName = installed.Spec.Version.String(), installed.Name
+		}
+		res, err = r.Registry.Index().Resolve(request)
+	}
+	if err != nil {
+		reason := resolveReason(err)
+		set(&st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionFalse, reason, err.Error())
+		st.Resolution = nil
+	} else {
+		st.Resolution = Candidates(res)
+		switch {
+		case res.Chosen == nil && installed != nil:
+			set(&st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionTrue, operatorsv1alpha1.ReasonUpToDate,
+				fmt.Sprintf("%s %s is the newest version that fits channel %s", installed.Name, installed.Spec.Version, res.Channel))
+		case res.Chosen == nil:
+			set(&st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionFalse, operatorsv1alpha1.ReasonNoCandidate,
+				fmt.Sprintf("no bundle of package %s on channel %s fits: see status.resolution", at.Spec.Package, res.Channel))
+		default:
+			set(&st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionTrue, operatorsv1alpha1.ReasonResolved,
+				fmt.Sprintf("%s %s from %s, channel %s", res.Chosen.Name, res.Chosen.Version, res.Chosen.Catalog, res.Channel))
+		}
+	}
+
+	// First install: create the chosen version. Upgrades are the Catalog loop's.
+	if installed == nil && err == nil && res.Chosen != nil {
+		ov, err := res.OperatorVersion(at.Namespace)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("building OperatorVersion %s for %s: %w", res.Chosen.Name, klogKey(at), err)
+		}
+		ov.Spec.Source = registry.Reference(res.Chosen.Catalog)
+		if err := Create(ctx, r.Client, at, ov); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.Recorder.Eventf(at, ov, corev1.EventTypeNormal, "Installing", "Install", "Installing %s %s from %s", ov.Name, ov.Spec.Version, res.Chosen.Catalog)
+		installed = ov
+	}
+
+	report(&st, at, installed, res, err == nil)
+	return ctrl.Result{}, r.writeStatus(ctx, at, st)
+}
+
+// report fills installed version, available upgrade and readiness.
+func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion, res catalog.Result, resolved bool) {
+	st.InstalledOperatorVersion, st.InstalledVersion, st.AvailableUpgrade = "", "", ""
+	if installed == nil {
+		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonNoCandidate, "nothing installed yet")
+		apimeta.RemoveStatusCondition(&st.Conditions, operatorsv1alpha1.ConditionUpgradeAvailable)
+		return
+	}
+	st.InstalledOperatorVersion, st.InstalledVersion = installed.Name, installed.Spec.Version.String()
+	if resolved && res.Chosen != nil && res.Chosen.Name != installed.Name && res.Chosen.Version.GT(installed.Spec.Version.Version) {
+		st.AvailableUpgrade = res.Chosen.Version.String()
+		if at.Spec.Approval == operatorsv1alpha1.ApprovalManual && at.Spec.ApprovedVersion != st.AvailableUpgrade {
+			set(st, at, operatorsv1alpha1.ConditionUpgradeAvailable, metav1.ConditionTrue, operatorsv1alpha1.ReasonAwaitingApproval,
+				fmt.Sprintf("%s %s is available; set spec.approvedVersion: %s to upgrade", res.Chosen.Name, st.AvailableUpgrade, st.AvailableUpgrade))
+		} else {
+			set(st, at, operatorsv1alpha1.ConditionUpgradeAvailable, metav1.ConditionTrue, operatorsv1alpha1.ReasonUpgradePending,
+				fmt.Sprintf("upgrading to %s %s", res.Chosen.Name, st.AvailableUpgrade))
+		}
+	} else {
+		set(st, at, operatorsv1alpha1.ConditionUpgradeAvailable, metav1.ConditionFalse, operatorsv1alpha1.ReasonUpToDate, "no newer version on the channel")
+	}
+	if installed.Status.Phase == operatorsv1alpha1.PhaseSucceeded {
+		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionTrue, operatorsv1alpha1.ReasonInstalled,
+			fmt.Sprintf("%s is installed and its Deployments are available", installed.Name))
+	} else {
+		phase := string(installed.Status.Phase)
+		if phase == "" {
+			phase = "created"
+		}
+		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonInstalling,
+			fmt.Sprintf("%s is %s: %s", installed.Name, phase, installed.Status.Message))
+	}
+}
+
+// Head is the installed version of a package: the highest version that no other version replaces.
+func Head(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.OperatorVersion {
+	var head *operatorsv1alpha1.OperatorVersion
+	for i := range all {
+		ov := &all[i]
+		if len(versions.Successors(ov, all)) > 0 || !ov.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if head == nil || ov.Spec.Version.GT(head.Spec.Version.Version) {
+			head = ov
+		}
+	}
+	return head
+}
+
+// Create creates ov for at: owned by the AppType (deleting the AppType uninstalls) and labelled with its package.
+// An OperatorVersion that already exists is left as it is.
+func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion) error {
+	if err := controllerutil.SetControllerReference(at, ov, c.Scheme()); err != nil {
+		return err
+	}
+	if ov.Labels == nil {
+		ov.Labels = map[string]string{}
+	}
+	ov.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(at.Spec.Package)
+	if err := c.Create(ctx, ov); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating OperatorVersion %s/%s for AppType %s: %w", ov.Namespace, ov.Name, at.Name, err)
+	}
+	return nil
+}
+
+// Candidates turns a resolution into the status form: the chosen bundle first, then the others with reasons.
+func Candidates(res catalog.Result) []operatorsv1alpha1.Candidate {
+	var out []operatorsv1alpha1.Candidate
+	for _, c := range res.Candidates {
+		reason := string(c.Reason)
+		if c.Detail != "" {
+			reason += ": " + c.Detail
+		}
+		cand := operatorsv1alpha1.Candidate{Name: c.Name, Version: c.Version.String(), Source: c.Catalog, Reason: reason,
+			Chosen: res.Chosen != nil && c.Name == res.Chosen.Name && c.Catalog == res.Chosen.Catalog}
+		if cand.Chosen {
+			out = append([]operatorsv1alpha1.Candidate{cand}, out...)
+		} else {
+			out = append(out, cand)
+		}
+	}
+	if len(out) > 64 {
+		out = out[:64]
+	}
+	return out
+}
+
+func resolveReason(err error) string {
+	switch {
+	case errors.Is(err, catalog.ErrPackageNotFound):
+		return operatorsv1alpha1.ReasonPackageNotFound
+	case errors.Is(err, catalog.ErrChannelNotFound):
+		return operatorsv1alpha1.ReasonChannelNotFound
+	case errors.Is(err, catalog.ErrInvalidRequest):
+		return operatorsv1alpha1.ReasonInvalidSpec
+	}
+	return operatorsv1alpha1.ReasonPackageNotFound // no catalog to look in
+}
+
+func set(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, t string, s metav1.ConditionStatus, reason, msg string) {
+	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: at.Generation})
+}
+
+func (r *Reconciler) writeStatus(ctx context.Context, at *operatorsv1alpha1.AppType, st operatorsv1alpha1.AppTypeStatus) error {
+	if equality.Semantic.DeepEqual(at.Status, st) {
+		return nil
+	}
+	patch := client.MergeFrom(at.DeepCopy())
+	at.Status = st
+	return r.Status().Patch(ctx, at, patch)
+}
+
+func klogKey(at *operatorsv1alpha1.AppType) string { return at.Namespace + "/" + at.Name }
+
+// SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("apptype").
+		For(&operatorsv1alpha1.AppType{}).
+		Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.forVersion)).
+		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.forCatalog)).
+		Complete(r)
+}
+
+// forVersion maps an OperatorVersion to the AppTypes of its package in its namespace.
+func (r *Reconciler) forVersion(ctx context.Context, obj client.Object) []reconcile.Request {
+	ov, ok := obj.(*operatorsv1alpha1.OperatorVersion)
+	if !ok {
+		return nil
+	}
+	return r.appTypes(ctx, ov.Namespace, ov.Spec.PackageName)
+}
+
+// forCatalog maps a catalog change to the AppTypes that may resolve from it: its namespace's, or all when it is
+// in ALM's namespace.
+func (r *Reconciler) forCatalog(ctx context.Context, obj client.Object) []reconcile.Request {
+	ns := obj.GetNamespace()
+	if ns == r.Namespace {
+		ns = ""
+	}
+	return r.appTypes(ctx, ns, "")
+}
+
+func (r *Reconciler) appTypes(ctx context.Context, namespace, pkg string) []reconcile.Request {
+	list := &operatorsv1alpha1.AppTypeList{}
+	if err := r.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, at := range list.Items {
+		if pkg == "" || at.Spec.Package == pkg {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: at.Namespace, Name: at.Name}})
+		}
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package catalogsource_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/controllers/catalogsource"
+	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/harness"
+)
+
+var cp *controlplane.ControlPlane
+
+func TestMain(m *testing.M) {
+	os.Exit(controlplane.RunTests(m, controlplane.Options{
+		CRDDirectoryPaths:   []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		NoControllerManager: true,
+	}, &cp))
+}
+
+func start(t *testing.T) (client.Client, *registry.Registry) {
+	t.Helper()
+	reg := registry.New()
+	harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
+		return (&catalogsource.Reconciler{Client: mgr.GetClient(), Registry: reg, Resync: time.Second}).SetupWithManager(mgr)
+	})
+	return harness.Client(t, cp), reg
+}
+
+func waitStatus(t *testing.T, c client.Client, key client.ObjectKey, check func(*operatorsv1alpha1.CatalogSource) error) *operatorsv1alpha1.CatalogSource {
+	t.Helper()
+	cs := &operatorsv1alpha1.CatalogSource{}
+	harness.Eventually(t, 30*time.Second, func() error {
+		if err := c.Get(context.Background(), key, cs); err != nil {
+			return err
+		}
+		return check(cs)
+	})
+	return cs
+}
+
+func counts(packages, bundles, rejected int32) func(*operatorsv1alpha1.CatalogSource) error {
+	return func(cs *operatorsv1alpha1.CatalogSource) error {
+		st := cs.Status
+		if st.PackageCount != packages || st.BundleCount != bundles || st.RejectedCount != rejected || !apimeta.IsStatusConditionTrue(st.Conditions, operatorsv1alpha1.ConditionReady) {
+			return fmt.Errorf("status: %d packages, %d bundles, %d rejected, conditions %v; want %d, %d, %d and Ready",
+				st.PackageCount, st.BundleCount, st.RejectedCount, st.Conditions, packages, bundles, rejected)
+		}
+		return nil
+	}
+}
+
+// A ConfigMap catalog follows its ConfigMaps as they are published, broken or removed; a broken bundle degrades only
+// itself.
+func TestConfigMapCatalogFollowsItsConfigMaps(t *testing.T) {
+	c, reg := start(t)
+	ns := harness.Namespace(t, c, "catsrc-cm")
+	key := client.ObjectKey{Namespace: ns, Name: "ops"}
+	if err := c.Create(t.Context(), &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ops"},
+		Spec: operatorsv1alpha1.CatalogSourceSpec{ConfigMap: &operatorsv1alpha1.ConfigMapSource{}}}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, c, key, counts(0, 0, 0))
+
+	bundles := t.TempDir()
+	harness.Publish(t, c, harness.WriteBundle(t, bundles, harness.Demo{Package: "cm", Name: "cm.v1.0.0", Version: "1.0.0"}), "ops", ns)
+	harness.Publish(t, c, harness.WriteBundle(t, bundles, harness.Demo{Package: "cm", Name: "cm.v1.1.0", Version: "1.1.0", Replaces: "cm.v1.0.0"}), "ops", ns)
+	cs := waitStatus(t, c, key, counts(1, 2, 0))
+	if p := cs.Status.Packages; len(p) != 1 || p[0].Name != "cm" || p[0].LatestVersion != "1.1.0" || p[0].DefaultChannel != "stable" {
+		t.Errorf("packages = %+v, want cm at 1.1.0 on stable", p)
+	}
+	if res, err := reg.Index().Resolve(catalogRequest(ns)); err != nil || res.Chosen == nil || res.Chosen.Name != "cm.v1.1.0" {
+		t.Errorf("the registry resolves cm to %v (err %v), want cm.v1.1.0", res.Chosen, err)
+	}
+
+	// A broken bundle: it is reported with the ConfigMap and rule, and the rest keeps serving.
+	broken := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ops-broken", Labels: map[string]string{operatorsv1alpha1.LabelCatalog: "ops"}},
+		BinaryData: map[string][]byte{"bundle.tar.gz": []byte("not a gzip stream")},
+	}
+	if err := c.Create(t.Context(), broken); err != nil {
+		t.Fatal(err)
+	}
+	cs = waitStatus(t, c, key, counts(1, 2, 1))
+	if r := cs.Status.RejectedBundles; len(r) != 1 || !strings.Contains(r[0].File, "ops-broken") || r[0].Rule == "" || r[0].Message == "" {
+		t.Errorf("rejectedBundles = %+v, want the broken ConfigMap with a rule and a message", r)
+	}
+	if !apimeta.IsStatusConditionTrue(cs.Status.Conditions, operatorsv1alpha1.ConditionDegraded) {
+		t.Errorf("Degraded is not True with a rejected bundle: %v", cs.Status.Conditions)
+	}
+	if res, err := reg.Index().Resolve(catalogRequest(ns)); err != nil || res.Chosen == nil || res.Chosen.Name != "cm.v1.1.0" {
+		t.Errorf("with a broken bundle beside it, cm resolves to %v (err %v), want cm.v1.1.0", res.Chosen, err)
+	}
+
+	// Removing ConfigMaps removes their bundles.
+	if err := c.Delete(t.Context(), broken); err != nil {
+		t.Fatal(err)
+	}
+	list := &corev1.ConfigMapList{}
+	if err := c.List(t.Context(), list, client.InNamespace(ns), client.MatchingLabels{operatorsv1alpha1.LabelCatalog: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		if strings.Contains(list.Items[i].Name, "v1.1.0") {
+			if err := c.Delete(t.Context(), &list.Items[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitStatus(t, c, key, counts(1, 1, 0))
+}
+
+func TestDirectoryCatalog(t *testing.T) {
+	c, _ := start(t)
+	ns := harness.Namespace(t, c, "catsrc-dir")
+	etcd, err := filepath.Abs(filepath.Join("..", "..", "catalog", "testdata", "etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{"etcd": etcd, "missing": "/nonexistent/bundles"} {
+		if err := c.Create(t.Context(), &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: operatorsv1alpha1.CatalogSourceSpec{Directory: &operatorsv1alpha1.DirectorySource{Path: path}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitStatus(t, c, client.ObjectKey{Namespace: ns, Name: "etcd"}, counts(1, 2, 0))
+	waitStatus(t, c, client.ObjectKey{Namespace: ns, Name: "missing"}, func(cs *operatorsv1alpha1.CatalogSource) error {
+		cond := apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady)
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != operatorsv1alpha1.ReasonSourceError || !strings.Contains(cond.Message, "/nonexistent/bundles") {
+			return fmt.Errorf("Ready condition %+v, want False SourceError naming the path", cond)
+		}
+		return nil
+	})
+}
+
+func catalogRequest(ns string) catalog.Request {
+	return catalog.Request{Package: "cm", Catalogs: []string{ns + "/ops"}}
+}

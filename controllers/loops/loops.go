@@ -1,0 +1,121 @@
+// Package loops lists ALM's reconciliation loops and sets up any subset of them on a manager: cmd/alm runs them,
+// and the integration tests run the same set.
+package loops
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/almproject/alm/controllers/apptype"
+	"github.com/almproject/alm/controllers/catalog"
+	"github.com/almproject/alm/controllers/catalogsource"
+	"github.com/almproject/alm/controllers/crd"
+	"github.com/almproject/alm/controllers/gc"
+	"github.com/almproject/alm/controllers/install"
+	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/controllers/requirements"
+	"github.com/almproject/alm/controllers/upgrade"
+)
+
+// Loop groups: the catalog loops decide what should be installed; the lifecycle loops install, upgrade and collect.
+const (
+	GroupCatalog   = "catalog"
+	GroupLifecycle = "lifecycle"
+)
+
+// Options configure the loops.
+type Options struct {
+	// Registry holds the loaded catalogs; the catalog loops of one process share it.
+	Registry *registry.Registry
+	// Namespace is ALM's own namespace, whose CatalogSources serve every namespace.
+	Namespace string
+	// InstallTimeout bounds Pending and Installing.
+	InstallTimeout time.Duration
+	// CatalogResync is how often directory CatalogSources are read again.
+	CatalogResync time.Duration
+}
+
+// Loop is one of ALM's reconciliation loops.
+type Loop struct {
+	Name  string
+	Group string
+	Setup func(ctrl.Manager, Options) error
+}
+
+// All lists every loop, in start order.
+var All = []Loop{
+	{Name: "catalogsource", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
+		return (&catalogsource.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Resync: o.CatalogResync}).SetupWithManager(mgr)
+	}},
+	{Name: "apptype", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
+		return (&apptype.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("apptype"), Namespace: o.Namespace}).SetupWithManager(mgr)
+	}},
+	{Name: "requirements", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
+		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("requirements")}).SetupWithManager(mgr)
+	}},
+	{Name: "crd", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
+		return (&crd.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("crd")}).SetupWithManager(mgr)
+	}},
+	{Name: "catalog", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
+		return (&catalog.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("catalog"), Namespace: o.Namespace}).SetupWithManager(mgr)
+	}},
+	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
+		return install.New(mgr, o.InstallTimeout).SetupWithManager(mgr)
+	}},
+	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
+		return upgrade.New(mgr, o.InstallTimeout).SetupWithManager(mgr)
+	}},
+	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {
+		return gc.New(mgr).SetupWithManager(mgr)
+	}},
+}
+
+// Usage explains the --loops flag.
+func Usage() string {
+	return fmt.Sprintf("Comma-separated loops to run: \"all\", a group (%q or %q) or loop names (%s). "+
+		"Run the catalog loops and the lifecycle loops in two managers to scale them apart.",
+		GroupCatalog, GroupLifecycle, strings.Join(Names(All), ", "))
+}
+
+// Select turns a --loops value (all, a group, loop names; comma-separated) into the loops to run, in start order.
+func Select(spec string) ([]Loop, error) {
+	want := map[string]bool{}
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		matched := false
+		for _, l := range All {
+			if item == "all" || item == l.Group || item == l.Name {
+				want[l.Name] = true
+				matched = true
+			}
+		}
+		if !matched && item != "all" {
+			known := append([]string{"all", GroupCatalog, GroupLifecycle}, Names(All)...)
+			sort.Strings(known[3:])
+			return nil, fmt.Errorf("--loops: unknown loop or group %q; known: %s", item, strings.Join(known, ", "))
+		}
+	}
+	var out []Loop
+	for _, l := range All {
+		if want[l.Name] {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// Names returns the loops' names.
+func Names(loops []Loop) []string {
+	out := make([]string, 0, len(loops))
+	for _, l := range loops {
+		out = append(out, l.Name)
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog"
+)
+
+// Request is the resolution an AppType asks for, restricted to the catalogs it may use. It fails when there is no
+// catalog to resolve from, with a message that says where ALM looked.
+func (r *Registry) Request(at *operatorsv1alpha1.AppType, almNamespace string) (catalog.Request, error) {
+	catalogs := r.Catalogs(at.Namespace, at.Spec.Source, at.Spec.SourceNamespace, almNamespace)
+	if len(catalogs) == 0 {
+		return catalog.Request{}, fmt.Errorf("no CatalogSource in namespace %s or in ALM's namespace %s; create one or set spec.source", at.Namespace, almNamespace)
+	}
+	return catalog.Request{Package: at.Spec.Package, Channel: at.Spec.Channel, Range: at.Spec.VersionRange, Catalogs: catalogs}, nil
+}
+
+// AppTypeFor returns the AppType that declares ov's package in ov's namespace: the controlling owner of ov if it is
+// one, else an AppType with the same package; nil when there is none.
+func AppTypeFor(ctx context.Context, c client.Reader, ov *operatorsv1alpha1.OperatorVersion) (*operatorsv1alpha1.AppType, error) {
+	list := &operatorsv1alpha1.AppTypeList{}
+	if err := c.List(ctx, list, client.InNamespace(ov.Namespace)); err != nil {
+		return nil, err
+	}
+	var match *operatorsv1alpha1.AppType
+	for i := range list.Items {
+		at := &list.Items[i]
+		if at.Spec.Package != ov.Spec.PackageName {
+			continue
+		}
+		for _, ref := range ov.OwnerReferences {
+			if ref.UID == at.UID {
+				return at, nil
+			}
+		}
+		if match == nil {
+			match = at
+		}
+	}
+	return match, nil
+}

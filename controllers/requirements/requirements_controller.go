@@ -1,0 +1,124 @@
+// Package requirements is the OperatorVersion requirements loop: a pending OperatorVersion that requires a CRD
+// that does not exist gets that CRD created from the catalog bundle that owns it. The CRD is labelled with the
+// providing package and the namespace that needed it, so that the CRD loop installs the operator that owns it.
+package requirements
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/controllers/internal/ownership"
+	"github.com/almproject/alm/controllers/registry"
+)
+
+// Reconciler creates missing required CRDs from the catalog.
+type Reconciler struct {
+	client.Client
+	Registry *registry.Registry
+	Recorder events.EventRecorder
+}
+
+// Reconcile creates the missing required CRDs of one pending OperatorVersion.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ov := &operatorsv1alpha1.OperatorVersion{}
+	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !Pending(ov) {
+		return ctrl.Result{}, nil
+	}
+	index := r.Registry.Index()
+	var missing []string
+	for _, desc := range ov.Spec.CustomResourceDefinitions.Required {
+		existing := &apiextensionsv1.CustomResourceDefinition{}
+		err := r.Get(ctx, client.ObjectKey{Name: desc.Name}, existing)
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		gvk := GVK(desc.Name, desc.Version, desc.Kind)
+		crd, bundle, err := index.CRD(gvk)
+		if errors.Is(err, catalog.ErrPackageNotFound) || errors.Is(err, catalog.ErrNoManifests) {
+			missing = append(missing, fmt.Sprintf("%s (%v)", desc.Name, err))
+			continue
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		crd = crd.DeepCopy()
+		crd.ResourceVersion, crd.UID = "", ""
+		crd.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+		if crd.Labels == nil {
+			crd.Labels = map[string]string{}
+		}
+		// Provided by the bundle's package, needed in this namespace; owned by no version until that package's
+		// operator installs and claims it.
+		crd.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(bundle.Package)
+		crd.Labels[operatorsv1alpha1.LabelOwnerNamespace] = ov.Namespace
+		if err := r.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+			return ctrl.Result{}, fmt.Errorf("creating CRD %s required by %s/%s: %w", crd.Name, ov.Namespace, ov.Name, err)
+		}
+		r.Recorder.Eventf(ov, nil, corev1.EventTypeNormal, "RequiredCRDCreated", "CreateCRD",
+			"Created CRD %s from bundle %s of package %s", crd.Name, bundle.Name, bundle.Package)
+	}
+	if len(missing) > 0 {
+		// No catalog provides it yet; catalog changes re-trigger this loop.
+		r.Recorder.Eventf(ov, nil, corev1.EventTypeWarning, "RequiredCRDNotInCatalog", "CreateCRD",
+			"No catalog provides %s", strings.Join(missing, ", "))
+	}
+	return ctrl.Result{}, nil
+}
+
+// Pending says whether ov is still waiting for its requirements (or failed waiting: a catalog may still provide
+// them, and the install then proceeds).
+func Pending(ov *operatorsv1alpha1.OperatorVersion) bool {
+	waiting := ov.Status.Phase == "" || ov.Status.Phase == operatorsv1alpha1.PhasePending ||
+		ov.Status.Phase == operatorsv1alpha1.PhaseFailed && ov.Status.Reason == operatorsv1alpha1.ReasonRequirementMissing
+	return ov.DeletionTimestamp.IsZero() && len(ov.Spec.CustomResourceDefinitions.Required) > 0 && waiting
+}
+
+// GVK is the kind a CRD description names: the group is the CRD name after its plural.
+func GVK(crdName, version, kind string) schema.GroupVersionKind {
+	group := crdName
+	if i := strings.IndexByte(crdName, '.'); i >= 0 {
+		group = crdName[i+1:]
+	}
+	return schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
+}
+
+// SetupWithManager registers the loop: OperatorVersions, and catalog changes for the pending ones.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).Named("requirements").
+		For(&operatorsv1alpha1.OperatorVersion{}).
+		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+			list := &operatorsv1alpha1.OperatorVersionList{}
+			if err := r.List(ctx, list); err != nil {
+				return nil
+			}
+			var out []reconcile.Request
+			for i := range list.Items {
+				if Pending(&list.Items[i]) {
+					out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}})
+				}
+			}
+			return out
+		})).
+		Complete(r)
+}
