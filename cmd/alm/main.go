@@ -49,6 +49,8 @@ type options struct {
 	leaderElectionID        string
 	loops                   string
 	loopOptions             loops.Options
+	qps                     float64
+	burst                   int
 }
 
 func run(args []string) error {
@@ -71,6 +73,9 @@ func run(args []string) error {
 		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: the namespace ALM runs in (in-cluster), else alm-system.")
 	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", 30*time.Second,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
+	fs.Float64Var(&o.qps, "kube-api-qps", 100,
+		"Requests per second ALM may make to the API server (client-side limit). Installing reads each object it applies.")
+	fs.IntVar(&o.burst, "kube-api-burst", 200, "Burst allowed above --kube-api-qps.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs)
 	fs.Usage = func() {
@@ -111,6 +116,7 @@ Flags:
 	if err != nil {
 		return fmt.Errorf("no cluster to talk to: %w (pass --kubeconfig or set KUBECONFIG)", err)
 	}
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	if o.loopOptions.Namespace == "" {
 		o.loopOptions.Namespace = defaultNamespace("alm-system")
 	}

@@ -94,7 +94,9 @@ func StartManager(t testing.TB, cp *controlplane.ControlPlane, setup func(ctrl.M
 	for _, o := range opts {
 		o(&options)
 	}
-	mgr, err := ctrl.NewManager(cp.Config, options)
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.QPS, cfg.Burst = 100, 200 // as cmd/alm's defaults; client-go's own (5/10) would throttle the loops
+	mgr, err := ctrl.NewManager(cfg, options)
 	if err != nil {
 		t.Fatal(err)
 	}
