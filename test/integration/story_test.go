@@ -163,6 +163,16 @@ func TestUnknownPackageInstallsOncePublished(t *testing.T) {
 	})
 	harness.Publish(t, c, harness.WriteBundle(t, t.TempDir(), harness.Demo{Package: "later", Name: "later.v0.1.0", Version: "0.1.0"}), "ops", ns)
 	waitAppType(t, c, ns, "later", 60*time.Second, installed("0.1.0"))
+
+	// A channel the package does not have is named in the condition.
+	appType(t, c, ns, "later", func(at *operatorsv1alpha1.AppType) { at.Name, at.Spec.Channel = "later-beta", "beta" })
+	waitAppType(t, c, ns, "later-beta", 30*time.Second, func(at *operatorsv1alpha1.AppType) error {
+		cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionResolved)
+		if cond == nil || cond.Reason != operatorsv1alpha1.ReasonChannelNotFound || !strings.Contains(cond.Message, `"beta"`) {
+			return fmt.Errorf("Resolved condition %+v, want ChannelNotFound naming the channel", cond)
+		}
+		return nil
+	})
 }
 
 func TestManualApprovalHoldsOnlyItsOwnUpgrade(t *testing.T) {
