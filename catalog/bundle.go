@@ -484,7 +484,7 @@ func manifestsFromObjects(objects [][]byte) (*Manifests, error) {
 	for i, data := range objects {
 		obj, _, err := decodeObject(data)
 		if err != nil || obj == nil {
-			return nil, fmt.Errorf("bundle object %d: %v", i, err)
+			return nil, fmt.Errorf("bundle object %d: %w", i, err)
 		}
 		js, err := json.Marshal(obj.Object)
 		if err != nil {

@@ -91,7 +91,7 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 	if req.Range != "" {
 		r, err := semver.ParseRange(req.Range)
 		if err != nil {
-			return res, fmt.Errorf("%w: range %q: %v", ErrInvalidRequest, req.Range, err)
+			return res, fmt.Errorf("%w: range %q: %w", ErrInvalidRequest, req.Range, err)
 		}
 		rng = r
 	}
@@ -99,7 +99,7 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 	if req.From != "" {
 		v, err := semver.ParseTolerant(req.From)
 		if err != nil {
-			return res, fmt.Errorf("%w: installed version %q: %v", ErrInvalidRequest, req.From, err)
+			return res, fmt.Errorf("%w: installed version %q: %w", ErrInvalidRequest, req.From, err)
 		}
 		from = v
 	}
