@@ -6,10 +6,11 @@ package harness
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -84,8 +86,9 @@ func WithInterceptor(funcs interceptor.Funcs) Option {
 func StartManager(t testing.TB, cp *controlplane.ControlPlane, setup func(ctrl.Manager) error, opts ...Option) *Manager {
 	t.Helper()
 	options := ctrl.Options{
-		Scheme:                 Scheme(),
-		Logger:                 testr.NewWithInterface(t, testr.Options{Verbosity: 0}),
+		Scheme: Scheme(),
+		// Not testr: the manager's stop procedure logs after the test has returned, which testing forbids.
+		Logger:                 managerLogger(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Restart tests run several managers with the same loops in one process.
@@ -235,4 +238,12 @@ func RunKubelet(t testing.TB, c client.Client, unhealthy func(*appsv1.Deployment
 			}
 		}
 	}()
+}
+
+// managerLogger writes the loops' logs to stderr under `go test -v`, and nowhere otherwise.
+func managerLogger() logr.Logger {
+	if !testing.Verbose() {
+		return logr.Discard()
+	}
+	return zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true))
 }
