@@ -38,10 +38,8 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the APIs.
 manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/.
 	$(CONTROLLER_GEN) crd paths=./apis/operators/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=alm-manager paths=./cmd/alm/... output:rbac:artifacts:config=config/rbac
-	if [ -d apis/konnect ]; then \
-	  $(CONTROLLER_GEN) crd paths="./apis/konnect/...;./apis/configuration/..." output:crd:artifacts:config=config/konnect-operator/crd; \
-	  $(CONTROLLER_GEN) rbac:roleName=konnect-operator paths=./controllers/konnect/... output:rbac:artifacts:config=config/konnect-operator/rbac; \
-	fi
+	$(CONTROLLER_GEN) crd paths="./apis/konnect/...;./apis/configuration/..." output:crd:artifacts:config=config/konnect-operator/crd
+	$(CONTROLLER_GEN) rbac:roleName=konnect-operator paths=./controllers/konnect/... output:rbac:artifacts:config=config/konnect-operator/rbac
 
 .PHONY: fmt
 fmt: ## gofmt the code.
@@ -73,7 +71,7 @@ test-e2e: tools ## Run only the end-to-end tests.
 
 .PHONY: bench
 bench: tools ## Run the Go benchmarks.
-	go test -run '^$$' -bench . -benchmem ./...
+	go test -run '^$$' -bench . -benchmem -timeout 30m ./...
 
 ##@ Run
 

@@ -1,0 +1,154 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+)
+
+// ServiceRefType says how a service is referenced.
+// +kubebuilder:validation:Enum=namespacedRef
+type ServiceRefType string
+
+// ServiceRefNamespacedRef references a KongService in the route's namespace.
+const ServiceRefNamespacedRef ServiceRefType = "namespacedRef"
+
+// ServiceRef references the KongService a route belongs to.
+// +kubebuilder:validation:XValidation:rule="self.type != 'namespacedRef' || has(self.namespacedRef)",message="type namespacedRef requires namespacedRef"
+type ServiceRef struct {
+	// type is the kind of reference; only namespacedRef is supported.
+	// +required
+	Type ServiceRefType `json:"type"`
+	// namespacedRef names a KongService in the route's namespace.
+	// +optional
+	NamespacedRef *NameRef `json:"namespacedRef,omitempty"`
+}
+
+// NameRef names an object in the referrer's namespace.
+type NameRef struct {
+	// name of the object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+}
+
+// Endpoint is an IP and/or port a route matches for stream protocols.
+type Endpoint struct {
+	// ip address or CIDR range.
+	// +optional
+	IP *string `json:"ip,omitempty"`
+	// port number.
+	// +optional
+	Port *int64 `json:"port,omitempty"`
+}
+
+// KongRouteAPISpec is a Kong Gateway route as Konnect's API spells it.
+type KongRouteAPISpec struct {
+	// destinations matched by stream routes.
+	// +optional
+	Destinations []Endpoint `json:"destinations,omitempty"`
+	// headers matched: header name to accepted values.
+	// +optional
+	Headers map[string][]string `json:"headers,omitempty"`
+	// hosts matched.
+	// +optional
+	Hosts []string `json:"hosts,omitempty"`
+	// https_redirect_status_code returned when a route is https-only and receives http.
+	// +optional
+	// +kubebuilder:validation:Enum=426;301;302;307;308
+	HTTPSRedirectStatusCode *int64 `json:"https_redirect_status_code,omitempty"`
+	// methods matched.
+	// +optional
+	Methods []string `json:"methods,omitempty"`
+	// name of the route in Kong.
+	// +optional
+	Name *string `json:"name,omitempty"`
+	// path_handling controls how the service path and the request path are joined.
+	// +optional
+	// +kubebuilder:validation:Enum=v0;v1
+	PathHandling *string `json:"path_handling,omitempty"`
+	// paths matched.
+	// +optional
+	Paths []string `json:"paths,omitempty"`
+	// preserve_host forwards the request's Host header.
+	// +optional
+	PreserveHost *bool `json:"preserve_host,omitempty"`
+	// protocols the route accepts.
+	// +optional
+	Protocols []string `json:"protocols,omitempty"`
+	// regex_priority orders regex paths.
+	// +optional
+	RegexPriority *int64 `json:"regex_priority,omitempty"`
+	// request_buffering enables buffering of the request body.
+	// +optional
+	RequestBuffering *bool `json:"request_buffering,omitempty"`
+	// response_buffering enables buffering of the response body.
+	// +optional
+	ResponseBuffering *bool `json:"response_buffering,omitempty"`
+	// snis matched.
+	// +optional
+	Snis []string `json:"snis,omitempty"`
+	// sources matched by stream routes.
+	// +optional
+	Sources []Endpoint `json:"sources,omitempty"`
+	// strip_path strips the matched path prefix from the upstream request.
+	// +optional
+	StripPath *bool `json:"strip_path,omitempty"`
+	// tags of the route in Kong; the operator adds its own k8s-* tags.
+	// +optional
+	// +kubebuilder:validation:MaxItems=20
+	Tags []string `json:"tags,omitempty"`
+}
+
+// KongRouteSpec declares a Kong route: either of a KongService (serviceRef) or service-less in a control plane
+// (controlPlaneRef).
+// +kubebuilder:validation:XValidation:rule="has(self.serviceRef) != has(self.controlPlaneRef)",message="set exactly one of serviceRef and controlPlaneRef"
+type KongRouteSpec struct {
+	// controlPlaneRef is the control plane of a route without a service.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="controlPlaneRef is immutable"
+	ControlPlaneRef *ControlPlaneRef `json:"controlPlaneRef,omitempty"`
+	// serviceRef is the KongService the route sends traffic to; the route lives in that service's control plane.
+	// +optional
+	ServiceRef *ServiceRef `json:"serviceRef,omitempty"`
+
+	KongRouteAPISpec `json:",inline"`
+}
+
+// KongRouteStatus is the route's state in Konnect.
+type KongRouteStatus struct {
+	// konnect is the Konnect entity the route is synchronised with.
+	// +optional
+	Konnect                    *KonnectEntityStatusWithControlPlaneAndServiceRefs `json:"konnect,omitempty"`
+	konnectv1alpha1.SyncStatus `json:",inline"`
+
+	// conditions: Programmed, KongServiceRefValid or ControlPlaneRefValid, APIAuthRefValid.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// KongRoute is a Kong Gateway route configured in Konnect.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=kr
+// +kubebuilder:printcolumn:name="Programmed",type=string,JSONPath=`.status.conditions[?(@.type=="Programmed")].status`
+// +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.konnect.id`
+// +kubebuilder:printcolumn:name="OrgID",type=string,JSONPath=`.status.konnect.organizationID`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type KongRoute struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   KongRouteSpec   `json:"spec"`
+	Status KongRouteStatus `json:"status,omitempty"`
+}
+
+// KongRouteList is a list of KongRoutes.
+// +kubebuilder:object:root=true
+type KongRouteList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KongRoute `json:"items"`
+}

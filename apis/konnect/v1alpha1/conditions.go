@@ -1,0 +1,39 @@
+package v1alpha1
+
+// Condition types used by every Konnect kind (konnect.konghq.com and configuration.konghq.com).
+const (
+	// ConditionProgrammed is True when the object exists in Konnect as declared.
+	ConditionProgrammed = "Programmed"
+	// ConditionAPIAuthValid is True when a KonnectAPIAuthConfiguration's token was accepted by Konnect.
+	ConditionAPIAuthValid = "APIAuthValid"
+	// ConditionAPIAuthRefValid is True when the KonnectAPIAuthConfiguration an object uses exists and is valid.
+	ConditionAPIAuthRefValid = "APIAuthRefValid"
+	// ConditionControlPlaneRefValid is True when the referenced KonnectGatewayControlPlane exists and is Programmed.
+	ConditionControlPlaneRefValid = "ControlPlaneRefValid"
+	// ConditionKongServiceRefValid is True when a KongRoute's KongService exists and is Programmed.
+	ConditionKongServiceRefValid = "KongServiceRefValid"
+)
+
+// Condition reasons.
+const (
+	// ReasonProgrammed: the Konnect entity was created or updated as declared.
+	ReasonProgrammed = "Programmed"
+	// ReasonPending: nothing was sent to Konnect yet.
+	ReasonPending = "Pending"
+	// ReasonCreateFailed: Konnect refused or did not answer the create call.
+	ReasonCreateFailed = "CreateFailed"
+	// ReasonUpdateFailed: Konnect refused or did not answer the update call.
+	ReasonUpdateFailed = "UpdateFailed"
+	// ReasonDeleteFailed: Konnect refused or did not answer the delete call; the finalizer stays.
+	ReasonDeleteFailed = "DeleteFailed"
+	// ReasonInvalidReference: a referenced object is missing, not ready or not usable; no Konnect call was made.
+	ReasonInvalidReference = "InvalidReference"
+	// ReasonValid: the token or reference is valid.
+	ReasonValid = "Valid"
+	// ReasonInvalid: Konnect rejected the token (401/403).
+	ReasonInvalid = "Invalid"
+	// ReasonInvalidSpec: the object cannot be used as written (e.g. its Secret lacks the token key).
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonUnreachable: Konnect could not be reached to check the token; it is retried with backoff.
+	ReasonUnreachable = "Unreachable"
+)

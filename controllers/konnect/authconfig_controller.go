@@ -1,0 +1,84 @@
+package konnect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+)
+
+// AuthConfigReconciler checks KonnectAPIAuthConfigurations: it asks Konnect which organization the token belongs
+// to and records it with the APIAuthValid condition. Objects that use the configuration wait for it.
+type AuthConfigReconciler struct {
+	client.Client
+	Clients    ClientFactory
+	Recorder   events.EventRecorder
+	SyncPeriod time.Duration
+}
+
+func (r *AuthConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	auth := &konnectv1alpha1.KonnectAPIAuthConfiguration{}
+	if err := r.Get(ctx, req.NamespacedName, auth); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	orig := auth.DeepCopy()
+	res, err := r.check(ctx, auth)
+	if !equality.Semantic.DeepEqual(orig.Status, auth.Status) {
+		if perr := r.Status().Patch(ctx, auth, client.MergeFrom(orig)); perr != nil {
+			err = errors.Join(err, fmt.Errorf("writing status of %s: %w", klog.KObj(auth), client.IgnoreNotFound(perr)))
+		}
+	}
+	return res, err
+}
+
+// check validates the token. The token itself never goes into a message: Konnect's errors do not echo it.
+func (r *AuthConfigReconciler) check(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) (ctrl.Result, error) {
+	api, serverURL, err := r.Clients.API(ctx, auth)
+	if err != nil {
+		r.setValid(auth, false, konnectv1alpha1.ReasonInvalidSpec, err.Error())
+		if errors.Is(err, errInvalidAuth) {
+			return ctrl.Result{}, reconcile.TerminalError(err)
+		}
+		// e.g. the Secret does not exist yet: its watch brings us back, the backoff too.
+		return ctrl.Result{}, err
+	}
+	auth.Status.ServerURL = serverURL
+	org, err := api.OrganizationID(ctx)
+	switch {
+	case IsUnauthorized(err):
+		r.setValid(auth, false, konnectv1alpha1.ReasonInvalid, fmt.Sprintf("Konnect at %s rejected the token", serverURL))
+		r.Recorder.Eventf(auth, nil, corev1.EventTypeWarning, konnectv1alpha1.ReasonInvalid, "Validate", "Konnect at %s rejected the token", serverURL)
+		// The token may be fixed in Konnect without any change here: check again after the sync period.
+		return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+	case err != nil:
+		if !apimeta.IsStatusConditionTrue(auth.Status.Conditions, konnectv1alpha1.ConditionAPIAuthValid) {
+			r.setValid(auth, false, konnectv1alpha1.ReasonUnreachable, fmt.Sprintf("could not check the token: %v", err))
+		}
+		return ctrl.Result{}, err
+	}
+	auth.Status.OrganizationID = org
+	r.setValid(auth, true, konnectv1alpha1.ReasonValid, fmt.Sprintf("the token belongs to organization %s", org))
+	return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+}
+
+func (r *AuthConfigReconciler) setValid(auth *konnectv1alpha1.KonnectAPIAuthConfiguration, ok bool, reason, msg string) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	apimeta.SetStatusCondition(&auth.Status.Conditions, metav1.Condition{
+		Type: konnectv1alpha1.ConditionAPIAuthValid, Status: status, Reason: reason, Message: msg, ObservedGeneration: auth.Generation,
+	})
+}

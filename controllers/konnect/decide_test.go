@@ -1,0 +1,201 @@
+package konnect
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+)
+
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    Facts
+		want Action
+	}{
+		{"not created: create", Facts{Mode: DriftModeList}, ActionCreate},
+		{"not created, sync due: still create", Facts{SyncDue: true, Mode: DriftModeUpdate}, ActionCreate},
+		{"spec, labels or annotations changed: update now", Facts{HasID: true, Changed: true, Mode: DriftModeList}, ActionUpdate},
+		{"unchanged, before the sync period: wait", Facts{HasID: true, Mode: DriftModeUpdate}, ActionWait},
+		{"unchanged, sync period passed, per-object mode: update", Facts{HasID: true, SyncDue: true, Mode: DriftModeUpdate}, ActionUpdate},
+		{"unchanged, sync period passed, list mode, no drift: wait", Facts{HasID: true, SyncDue: true, Mode: DriftModeList}, ActionWait},
+		{"drift found by the list: update", Facts{HasID: true, Drifted: true, Mode: DriftModeList}, ActionUpdate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.f); got != tc.want {
+				t.Errorf("Decide(%+v) = %s, want %s", tc.f, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSyncDue(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	for _, tc := range []struct {
+		name          string
+		last          *time.Time
+		wantDue       bool
+		wantRemaining time.Duration
+	}{
+		{"never synced", nil, true, time.Minute},
+		{"synced 10s ago", at(-10 * time.Second), false, 50 * time.Second},
+		{"synced exactly a period ago", at(-time.Minute), true, time.Minute},
+		{"synced long ago", at(-time.Hour), true, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			due, remaining := syncDue(tc.last, now, time.Minute)
+			if due != tc.wantDue || remaining != tc.wantRemaining {
+				t.Errorf("syncDue = %v, %s; want %v, %s", due, remaining, tc.wantDue, tc.wantRemaining)
+			}
+		})
+	}
+}
+
+func TestDrifted(t *testing.T) {
+	desired := map[string]any{"host": "example.com", "port": float64(80), "tags": []any{"a", "k8s-uid:1"}}
+	for _, tc := range []struct {
+		name   string
+		actual map[string]any
+		keys   []string
+		want   bool
+	}{
+		{"same, with server defaults", map[string]any{"id": "x", "host": "example.com", "port": 80, "retries": 5, "tags": []any{"a", "k8s-uid:1"}}, nil, false},
+		{"tags in another order", map[string]any{"host": "example.com", "port": 80, "tags": []any{"k8s-uid:1", "a"}}, nil, false},
+		{"host edited in the UI", map[string]any{"host": "evil.com", "port": 80, "tags": []any{"a", "k8s-uid:1"}}, nil, true},
+		{"port edited", map[string]any{"host": "example.com", "port": 8080, "tags": []any{"a", "k8s-uid:1"}}, nil, true},
+		{"tag removed", map[string]any{"host": "example.com", "port": 80, "tags": []any{"a"}}, nil, true},
+		{"field missing", map[string]any{"port": 80, "tags": []any{"a", "k8s-uid:1"}}, nil, true},
+		{"difference outside the compared keys", map[string]any{"host": "evil.com", "port": 80}, []string{"port"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Drifted(desired, tc.actual, tc.keys); got != tc.want {
+				t.Errorf("Drifted = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	labels := map[string]any{"name": "cp", "labels": map[string]any{"app": "x", "k8s-uid": "1"}}
+	if Drifted(labels, map[string]any{"name": "cp", "labels": map[string]any{"app": "x", "k8s-uid": "1", "extra": "y"}}, nil) {
+		t.Error("an extra label in Konnect is not drift")
+	}
+	if !Drifted(labels, map[string]any{"name": "cp", "labels": map[string]any{"k8s-uid": "1"}}, nil) {
+		t.Error("a removed label is drift")
+	}
+}
+
+func TestStateHash(t *testing.T) {
+	svc := func(mut func(*configurationv1alpha1.KongService)) *configurationv1alpha1.KongService {
+		s := &configurationv1alpha1.KongService{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "u"}}
+		mut(s)
+		return s
+	}
+	body := map[string]any{"host": "a"}
+	base := StateHash(svc(func(*configurationv1alpha1.KongService) {}), "cp", body)
+	for _, tc := range []struct {
+		name string
+		hash string
+	}{
+		{"label added", StateHash(svc(func(s *configurationv1alpha1.KongService) { s.Labels = map[string]string{"a": "b"} }), "cp", body)},
+		{"annotation added", StateHash(svc(func(s *configurationv1alpha1.KongService) { s.Annotations = map[string]string{"a": "b"} }), "cp", body)},
+		{"body changed", StateHash(svc(func(*configurationv1alpha1.KongService) {}), "cp", map[string]any{"host": "b"})},
+		{"control plane changed", StateHash(svc(func(*configurationv1alpha1.KongService) {}), "cp2", body)},
+	} {
+		if tc.hash == base {
+			t.Errorf("%s: hash did not change", tc.name)
+		}
+	}
+	again := StateHash(svc(func(s *configurationv1alpha1.KongService) {
+		s.Status.Konnect = &configurationv1alpha1.KonnectEntityStatusWithControlPlaneRef{ControlPlaneID: "x"}
+	}), "cp", body)
+	if again != base {
+		t.Error("a status change must not change the hash")
+	}
+}
+
+func TestNormalizeServerURL(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		wantErr  bool
+	}{
+		{in: "eu.api.konghq.com", want: "https://eu.api.konghq.com"},
+		{in: " us.api.konghq.com/ ", want: "https://us.api.konghq.com"},
+		{in: "https://global.api.konghq.com", want: "https://global.api.konghq.com"},
+		{in: "https://proxy.example.com/konnect/", want: "https://proxy.example.com/konnect"},
+		{in: "http://127.0.0.1:8080", want: "http://127.0.0.1:8080"},
+		{in: "", wantErr: true},
+		{in: "ftp://example.com", wantErr: true},
+		{in: "https://", wantErr: true},
+		{in: "https://user:pw@example.com", wantErr: true},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := NormalizeServerURL(tc.in)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Errorf("NormalizeServerURL(%q) = %q, %v; want %q (error: %v)", tc.in, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestIdentityTags(t *testing.T) {
+	obj := &configurationv1alpha1.KongService{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "team-a", UID: types.UID("1234")}}
+	got := IdentityTags("KongService", obj, []string{"env:prod", "env:prod"})
+	want := []string{"env:prod", "k8s-uid:1234", "k8s-kind:KongService", "k8s-namespace:team-a", "k8s-name:svc"}
+	if len(got) != len(want) {
+		t.Fatalf("IdentityTags = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("IdentityTags = %v, want %v", got, want)
+		}
+	}
+	long := &configurationv1alpha1.KongService{ObjectMeta: metav1.ObjectMeta{Name: string(make([]byte, 200)), UID: "u"}}
+	for _, tag := range IdentityTags("KongService", long, nil) {
+		if len(tag) > maxTagLen {
+			t.Errorf("tag of %d characters, Konnect allows %d", len(tag), maxTagLen)
+		}
+	}
+	labels := IdentityLabels("KonnectGatewayControlPlane", obj, map[string]string{"app": "x", "k8s-uid": "forged"})
+	if labels["k8s-uid"] != "1234" || labels["app"] != "x" || labels["k8s-kind"] != "KonnectGatewayControlPlane" {
+		t.Errorf("IdentityLabels = %v", labels)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	for _, tc := range []struct {
+		h    string
+		want time.Duration
+	}{
+		{"", time.Second}, {"3", 3 * time.Second}, {"0", 0}, {"junk", time.Second}, {"100000", maxRetryAfter},
+	} {
+		if got := retryAfter(tc.h); got != tc.want {
+			t.Errorf("retryAfter(%q) = %s, want %s", tc.h, got, tc.want)
+		}
+	}
+}
+
+func TestErrorClasses(t *testing.T) {
+	for _, tc := range []struct {
+		code                     int
+		notFound, conflict, perm bool
+	}{
+		{404, true, false, true}, {409, false, true, false}, {400, false, false, true}, {429, false, false, false},
+		{500, false, false, false}, {0, false, false, false},
+	} {
+		var err error = &APIError{StatusCode: tc.code, Op: "x", Err: errTest}
+		if tc.code == 0 {
+			err = errTest
+		}
+		if IsNotFound(err) != tc.notFound || IsConflict(err) != tc.conflict || isPermanent(err) != tc.perm {
+			t.Errorf("HTTP %d: notFound %v conflict %v permanent %v", tc.code, IsNotFound(err), IsConflict(err), isPermanent(err))
+		}
+	}
+}
+
+var errTest = errTestT("boom")
+
+type errTestT string
+
+func (e errTestT) Error() string { return string(e) }

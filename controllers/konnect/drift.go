@@ -1,0 +1,113 @@
+package konnect
+
+import (
+	"context"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+)
+
+// driftScanner finds out-of-band changes with as few calls as possible: once per sync period it lists the
+// entities of each control plane (a few paginated calls, filtered by the kind's identity tag), compares them with
+// the objects, and enqueues only the objects whose entity differs or is missing; their reconcile then updates
+// them. Objects whose spec changed are left to their own reconcile.
+type driftScanner[T client.Object] struct {
+	r      *Reconciler[T]
+	events chan event.GenericEvent
+}
+
+// Start runs the scanner until ctx ends (a manager Runnable; it runs only on the leader).
+func (s *driftScanner[T]) Start(ctx context.Context) error {
+	ticker := time.NewTicker(s.r.SyncPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			s.scan(ctx)
+		}
+	}
+}
+
+// scanGroup is the in-sync objects of one control plane (of one auth configuration for control planes).
+type scanGroup[T client.Object] struct {
+	refs    Refs
+	objs    []T
+	desired []map[string]any
+}
+
+func (s *driftScanner[T]) scan(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithValues("kind", s.r.Kind.Name())
+	list := s.r.Kind.NewList()
+	if err := s.r.List(ctx, list); err != nil {
+		log.Error(err, "drift scan: listing objects")
+		return
+	}
+	groups := map[string]*scanGroup[T]{}
+	for _, obj := range s.r.Kind.Items(list) {
+		st := s.r.Kind.State(obj)
+		if st.ID == "" || !obj.GetDeletionTimestamp().IsZero() {
+			continue
+		}
+		refs, checks, err := s.r.Kind.Resolve(ctx, s.r.Client, obj)
+		if err != nil || !allOK(checks) {
+			continue
+		}
+		desired, err := s.r.Kind.Desired(obj, refs)
+		if err != nil || StateHash(obj, refs.CPID, desired) != st.Sync.ObservedHash {
+			continue
+		}
+		key := string(refs.Auth.UID) + "/" + refs.CPID
+		g := groups[key]
+		if g == nil {
+			g = &scanGroup[T]{refs: refs}
+			groups[key] = g
+		}
+		g.objs = append(g.objs, obj)
+		g.desired = append(g.desired, desired)
+	}
+	for _, g := range groups {
+		if ctx.Err() != nil {
+			return
+		}
+		api, _, err := s.r.Clients.API(ctx, g.refs.Auth)
+		if err != nil {
+			continue
+		}
+		entities, err := api.List(ctx, s.r.Kind.Type(), g.refs.CPID, kindTag(s.r.Kind.Name()))
+		if err != nil {
+			// The objects stay as they are; the next scan tries again.
+			log.Info("drift scan: listing Konnect entities failed", "controlPlaneID", g.refs.CPID, "error", err.Error())
+			continue
+		}
+		byID := make(map[string]map[string]any, len(entities))
+		for _, e := range entities {
+			byID[e.ID] = e.Body
+		}
+		for i, obj := range g.objs {
+			actual, ok := byID[s.r.Kind.State(obj).ID]
+			if ok && !Drifted(g.desired[i], actual, s.r.Kind.DriftKeys()) {
+				continue
+			}
+			log.V(1).Info("drift found", "object", client.ObjectKeyFromObject(obj), "missing", !ok)
+			s.r.drifted.Store(obj.GetUID(), struct{}{})
+			select {
+			case s.events <- event.GenericEvent{Object: obj}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func allOK(checks []RefCheck) bool {
+	for _, c := range checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,455 @@
+package konnect
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
+	"github.com/Kong/sdk-konnect-go/models/components"
+	"github.com/Kong/sdk-konnect-go/models/operations"
+	"golang.org/x/time/rate"
+)
+
+const (
+	// entityPageSize is the page size of gateway entity lists (Konnect's maximum).
+	entityPageSize = 1000
+	// controlPlanePageSize is the page size of control plane lists (Konnect's maximum).
+	controlPlanePageSize = 100
+	// max429Retries bounds how often one request waits for Retry-After before the error goes to the workqueue's
+	// backoff.
+	max429Retries = 5
+	// maxRetryAfter caps a Retry-After the server asks for, so a bogus header cannot stall a worker for long.
+	maxRetryAfter  = 60 * time.Second
+	requestTimeout = 30 * time.Second
+)
+
+// sdkAPI implements API with Kong's Konnect SDK.
+type sdkAPI struct {
+	sdk *sdkkonnectgo.SDK
+}
+
+// newSDKAPI returns an API talking to serverURL (already normalised) with token, sending every request through gate.
+func newSDKAPI(serverURL, token string, gate *orgGate, base *http.Client) API {
+	doer := &gatedDoer{base: base, gate: gate}
+	if u, err := url.Parse(serverURL); err == nil && !isKonnectHost(u.Hostname()) {
+		doer.pin = u
+	}
+	return &sdkAPI{sdk: sdkkonnectgo.New(
+		sdkkonnectgo.WithServerURL(serverURL),
+		sdkkonnectgo.WithSecurity(components.Security{PersonalAccessToken: &token}),
+		sdkkonnectgo.WithClient(doer),
+	)}
+}
+
+// statusKey carries a *atomic.Int32 through the request context in which the doer records the HTTP status, so that
+// errors of every SDK error type map to one APIError with the status code.
+type statusKey struct{}
+
+func (a *sdkAPI) call(ctx context.Context, op string, f func(ctx context.Context) error) error {
+	code := &atomic.Int32{}
+	err := f(context.WithValue(ctx, statusKey{}, code))
+	if err == nil {
+		return nil
+	}
+	if c := int(code.Load()); c >= 300 {
+		return &APIError{StatusCode: c, Op: op, Err: err}
+	}
+	return fmt.Errorf("konnect %s: %w", op, err)
+}
+
+func (a *sdkAPI) OrganizationID(ctx context.Context) (string, error) {
+	var id string
+	err := a.call(ctx, "get organization", func(ctx context.Context) error {
+		resp, err := a.sdk.Me.GetOrganizationsMe(ctx)
+		if err != nil {
+			return err
+		}
+		if resp.MeOrganization == nil || resp.MeOrganization.ID == nil {
+			return fmt.Errorf("no organization in the answer")
+		}
+		id = *resp.MeOrganization.ID
+		return nil
+	})
+	return id, err
+}
+
+func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map[string]any) (string, error) {
+	var id string
+	err := a.call(ctx, "create "+string(t), func(ctx context.Context) error {
+		switch t {
+		case TypeControlPlane:
+			var req components.CreateControlPlaneRequest
+			if err := fromMap(body, &req); err != nil {
+				return err
+			}
+			resp, err := a.sdk.ControlPlanes.CreateControlPlane(ctx, req)
+			if err != nil {
+				return err
+			}
+			if resp.ControlPlane == nil {
+				return fmt.Errorf("no control plane in the answer")
+			}
+			id = resp.ControlPlane.ID
+		case TypeService:
+			var svc components.Service
+			if err := fromMap(body, &svc); err != nil {
+				return err
+			}
+			resp, err := a.sdk.Services.CreateService(ctx, cpID, svc)
+			if err != nil {
+				return err
+			}
+			if resp.Service == nil || resp.Service.ID == nil {
+				return fmt.Errorf("no service in the answer")
+			}
+			id = *resp.Service.ID
+		case TypeRoute:
+			route, err := routeFromMap(body)
+			if err != nil {
+				return err
+			}
+			resp, err := a.sdk.Routes.CreateRoute(ctx, cpID, route)
+			if err != nil {
+				return err
+			}
+			if resp.Route == nil || resp.Route.RouteJSON == nil || resp.Route.RouteJSON.ID == nil {
+				return fmt.Errorf("no route in the answer")
+			}
+			id = *resp.Route.RouteJSON.ID
+		case TypeConsumer:
+			var c components.Consumer
+			if err := fromMap(body, &c); err != nil {
+				return err
+			}
+			resp, err := a.sdk.Consumers.CreateConsumer(ctx, cpID, c)
+			if err != nil {
+				return err
+			}
+			if resp.Consumer == nil || resp.Consumer.ID == nil {
+				return fmt.Errorf("no consumer in the answer")
+			}
+			id = *resp.Consumer.ID
+		default:
+			return fmt.Errorf("unknown entity type %q", t)
+		}
+		return nil
+	})
+	return id, err
+}
+
+func (a *sdkAPI) Update(ctx context.Context, t EntityType, cpID, id string, body map[string]any) error {
+	return a.call(ctx, "update "+string(t), func(ctx context.Context) error {
+		switch t {
+		case TypeControlPlane:
+			var req components.UpdateControlPlaneRequest
+			if err := fromMap(body, &req); err != nil {
+				return err
+			}
+			_, err := a.sdk.ControlPlanes.UpdateControlPlane(ctx, id, req)
+			return err
+		case TypeService:
+			var svc components.Service
+			if err := fromMap(body, &svc); err != nil {
+				return err
+			}
+			_, err := a.sdk.Services.UpsertService(ctx, operations.UpsertServiceRequest{ControlPlaneID: cpID, ServiceID: id, Service: svc})
+			return err
+		case TypeRoute:
+			route, err := routeFromMap(body)
+			if err != nil {
+				return err
+			}
+			_, err = a.sdk.Routes.UpsertRoute(ctx, operations.UpsertRouteRequest{ControlPlaneID: cpID, RouteID: id, Route: route})
+			return err
+		case TypeConsumer:
+			var c components.Consumer
+			if err := fromMap(body, &c); err != nil {
+				return err
+			}
+			_, err := a.sdk.Consumers.UpsertConsumer(ctx, operations.UpsertConsumerRequest{ControlPlaneID: cpID, ConsumerID: id, Consumer: c})
+			return err
+		}
+		return fmt.Errorf("unknown entity type %q", t)
+	})
+}
+
+func (a *sdkAPI) Delete(ctx context.Context, t EntityType, cpID, id string) error {
+	return a.call(ctx, "delete "+string(t), func(ctx context.Context) error {
+		var err error
+		switch t {
+		case TypeControlPlane:
+			_, err = a.sdk.ControlPlanes.DeleteControlPlane(ctx, id)
+		case TypeService:
+			_, err = a.sdk.Services.DeleteService(ctx, cpID, id)
+		case TypeRoute:
+			_, err = a.sdk.Routes.DeleteRoute(ctx, cpID, id)
+		case TypeConsumer:
+			_, err = a.sdk.Consumers.DeleteConsumer(ctx, cpID, id)
+		default:
+			err = fmt.Errorf("unknown entity type %q", t)
+		}
+		return err
+	})
+}
+
+func (a *sdkAPI) List(ctx context.Context, t EntityType, cpID, tag string) ([]Entity, error) {
+	var out []Entity
+	err := a.call(ctx, "list "+string(t), func(ctx context.Context) error {
+		if t == TypeControlPlane {
+			return a.listControlPlanes(ctx, tag, &out)
+		}
+		var tags, offset *string
+		if tag != "" {
+			tags = &tag
+		}
+		for {
+			items, next, err := a.listPage(ctx, t, cpID, entityPageSize, tags, offset)
+			if err != nil {
+				return err
+			}
+			for _, item := range items {
+				e, err := toEntity(item)
+				if err != nil {
+					return err
+				}
+				out = append(out, e)
+			}
+			if next == nil || *next == "" {
+				return nil
+			}
+			offset = next
+		}
+	})
+	return out, err
+}
+
+// listPage reads one page of gateway entities; next is the offset of the following page ("" or nil at the end).
+func (a *sdkAPI) listPage(ctx context.Context, t EntityType, cpID string, size int64, tags, offset *string) ([]any, *string, error) {
+	var items []any
+	switch t {
+	case TypeService:
+		resp, err := a.sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
+		if err != nil || resp.Object == nil {
+			return nil, nil, err
+		}
+		for _, s := range resp.Object.Data {
+			items = append(items, s)
+		}
+		return items, resp.Object.Offset, nil
+	case TypeRoute:
+		resp, err := a.sdk.Routes.ListRoute(ctx, operations.ListRouteRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
+		if err != nil || resp.Object == nil {
+			return nil, nil, err
+		}
+		for _, r := range resp.Object.Data {
+			items = append(items, r)
+		}
+		return items, resp.Object.Offset, nil
+	case TypeConsumer:
+		resp, err := a.sdk.Consumers.ListConsumer(ctx, operations.ListConsumerRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
+		if err != nil || resp.Object == nil {
+			return nil, nil, err
+		}
+		for _, c := range resp.Object.Data {
+			items = append(items, c)
+		}
+		return items, resp.Object.Offset, nil
+	}
+	return nil, nil, fmt.Errorf("unknown entity type %q", t)
+}
+
+func (a *sdkAPI) listControlPlanes(ctx context.Context, label string, out *[]Entity) error {
+	for page := int64(1); ; page++ {
+		req := operations.ListControlPlanesRequest{PageSize: sdkkonnectgo.Int64(controlPlanePageSize), PageNumber: sdkkonnectgo.Int64(page)}
+		if label != "" {
+			req.FilterLabels = &label
+		}
+		resp, err := a.sdk.ControlPlanes.ListControlPlanes(ctx, req)
+		if err != nil {
+			return err
+		}
+		if resp.ListControlPlanesResponse == nil {
+			return nil
+		}
+		for _, cp := range resp.ListControlPlanesResponse.Data {
+			e, err := toEntity(cp)
+			if err != nil {
+				return err
+			}
+			*out = append(*out, e)
+		}
+		total := int64(resp.ListControlPlanesResponse.Meta.Page.Total)
+		if len(resp.ListControlPlanesResponse.Data) < controlPlanePageSize || page*controlPlanePageSize >= total {
+			return nil
+		}
+	}
+}
+
+// toEntity decodes an SDK model into an Entity through its JSON form.
+func toEntity(v any) (Entity, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return Entity{}, err
+	}
+	var body map[string]any
+	if err := json.Unmarshal(data, &body); err != nil {
+		return Entity{}, err
+	}
+	id, _ := body["id"].(string)
+	return Entity{ID: id, Body: body}, nil
+}
+
+// fromMap converts a Konnect JSON body into an SDK request model.
+func fromMap(body map[string]any, out any) error {
+	data, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}
+
+func routeFromMap(body map[string]any) (components.Route, error) {
+	var rj components.RouteJSON
+	if err := fromMap(body, &rj); err != nil {
+		return components.Route{}, err
+	}
+	return components.CreateRouteRouteJSON(rj), nil
+}
+
+// orgGate holds the client-side limits shared by every client of one Konnect organization: a token bucket, and
+// a pause that a 429's Retry-After imposes on all of them at once (the server's limit is per organization too).
+type orgGate struct {
+	limiter *rate.Limiter // nil: unlimited
+
+	mu           sync.Mutex
+	blockedUntil time.Time
+}
+
+func (g *orgGate) wait(ctx context.Context) error {
+	g.mu.Lock()
+	until := g.blockedUntil
+	g.mu.Unlock()
+	if d := time.Until(until); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	if g.limiter != nil {
+		return g.limiter.Wait(ctx)
+	}
+	return nil
+}
+
+func (g *orgGate) block(d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if until := time.Now().Add(d); until.After(g.blockedUntil) {
+		g.blockedUntil = until
+	}
+}
+
+// gates hands out one orgGate per organization.
+type gates struct {
+	perSecond float64 // <= 0: unlimited
+	burst     int
+
+	mu sync.Mutex
+	m  map[string]*orgGate
+}
+
+func newGates(perSecond float64) *gates {
+	burst := int(perSecond)
+	if burst < 1 {
+		burst = 1
+	}
+	return &gates{perSecond: perSecond, burst: burst, m: map[string]*orgGate{}}
+}
+
+func (g *gates) get(key string) *orgGate {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gate, ok := g.m[key]; ok {
+		return gate
+	}
+	gate := &orgGate{}
+	if g.perSecond > 0 {
+		gate.limiter = rate.NewLimiter(rate.Limit(g.perSecond), g.burst)
+	}
+	g.m[key] = gate
+	return gate
+}
+
+// gatedDoer is the SDK's HTTP client: it waits for the organization's gate, retries a 429 after its Retry-After
+// (pausing the whole organization), and records the status code for the caller's error.
+type gatedDoer struct {
+	base *http.Client
+	gate *orgGate
+	// pin, when set, is the only host requests may go to. The SDK sends a few "global" operations (among them
+	// GET /v3/organizations/me) to Konnect's global host whatever server URL it was given; with a server URL that is
+	// not Konnect's (a proxy, a simulator) they must go to that server instead of leaving for the real Konnect.
+	pin *url.URL
+}
+
+// isKonnectHost says whether host is one of Konnect's own API hosts, where the SDK's global host is right.
+func isKonnectHost(host string) bool {
+	return strings.HasSuffix(host, ".api.konghq.com") || strings.HasSuffix(host, ".api.konghq.tech")
+}
+
+func (d *gatedDoer) Do(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if d.pin != nil && (req.URL.Host != d.pin.Host || req.URL.Scheme != d.pin.Scheme) {
+		req = req.Clone(ctx)
+		req.URL.Scheme, req.URL.Host, req.Host = d.pin.Scheme, d.pin.Host, d.pin.Host
+	}
+	for attempt := 0; ; attempt++ {
+		if err := d.gate.wait(ctx); err != nil {
+			return nil, err
+		}
+		resp, err := d.base.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if code, ok := ctx.Value(statusKey{}).(*atomic.Int32); ok {
+			code.Store(int32(resp.StatusCode))
+		}
+		if resp.StatusCode != http.StatusTooManyRequests || attempt >= max429Retries || (req.Body != nil && req.GetBody == nil) {
+			return resp, nil
+		}
+		d.gate.block(retryAfter(resp.Header.Get("Retry-After")))
+		_ = resp.Body.Close()
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			req = req.Clone(ctx)
+			req.Body = body
+		}
+	}
+}
+
+// retryAfter reads a Retry-After header (seconds or an HTTP date); a missing or unreadable one means 1s.
+func retryAfter(h string) time.Duration {
+	d := time.Second
+	if secs, err := strconv.Atoi(h); err == nil && secs >= 0 {
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(h); err == nil {
+		d = time.Until(t)
+	}
+	if d < 0 {
+		d = 0
+	}
+	return min(d, maxRetryAfter)
+}
