@@ -14,9 +14,11 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 )
 
 // AuthConfigReconciler checks KonnectAPIAuthConfigurations: it asks Konnect which organization the token belongs
@@ -28,10 +30,22 @@ type AuthConfigReconciler struct {
 	SyncPeriod time.Duration
 }
 
+// FinalizerInUse keeps an auth configuration while control planes use it, so that deleting it first (or deleting the
+// whole namespace) still lets them delete their Konnect entities instead of leaving them orphaned in Konnect.
+const FinalizerInUse = "konnect.alm.dev/auth-in-use"
+
 func (r *AuthConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	auth := &konnectv1alpha1.KonnectAPIAuthConfiguration{}
 	if err := r.Get(ctx, req.NamespacedName, auth); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !auth.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.release(ctx, auth)
+	}
+	if controllerutil.AddFinalizer(auth, FinalizerInUse) {
+		if err := r.Update(ctx, auth); err != nil {
+			return ctrl.Result{}, ignoreConflict(fmt.Errorf("adding finalizer to %s: %w", klog.KObj(auth), err))
+		}
 	}
 	orig := auth.DeepCopy()
 	res, err := r.check(ctx, auth)
@@ -41,6 +55,24 @@ func (r *AuthConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 	}
 	return res, err
+}
+
+// release drops the in-use finalizer once no control plane refers to the auth configuration any more; the watch on
+// control planes brings the configuration back when the last one goes.
+func (r *AuthConfigReconciler) release(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) error {
+	if !controllerutil.ContainsFinalizer(auth, FinalizerInUse) {
+		return nil
+	}
+	cps := &konnectv1alpha2.KonnectGatewayControlPlaneList{}
+	if err := r.List(ctx, cps, client.InNamespace(auth.Namespace), client.MatchingFields{indexAuthRef: auth.Name}); err != nil {
+		return err
+	}
+	if len(cps.Items) > 0 {
+		ctrl.LoggerFrom(ctx).Info("Waiting for the control planes that use it to be deleted", "controlPlanes", len(cps.Items))
+		return nil
+	}
+	controllerutil.RemoveFinalizer(auth, FinalizerInUse)
+	return ignoreConflict(client.IgnoreNotFound(r.Update(ctx, auth)))
 }
 
 // check validates the token. The token itself never goes into a message: Konnect's errors do not echo it.

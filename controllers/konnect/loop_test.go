@@ -435,3 +435,40 @@ func TestParentsDeletedFirst(t *testing.T) {
 		t.Errorf("%d objects left in Konnect", n)
 	}
 }
+
+// Deleting the auth configuration first (as a namespace deletion may) waits for its control planes, which still
+// delete their Konnect entities through it: nothing is left orphaned in Konnect.
+func TestAuthConfigDeletedFirst(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	cpObj := e.readyControlPlane("cp")
+	e.create(serviceObj("svc", "cp", "example.com"))
+	e.waitProgrammed(&configurationv1alpha1.KongService{}, "svc")
+
+	auth := &konnectv1alpha1.KonnectAPIAuthConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "cp-auth", Namespace: e.ns}}
+	if err := e.c.Delete(e.ctx, auth); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.get(&konnectv1alpha1.KonnectAPIAuthConfiguration{}, "cp-auth"); err != nil {
+		t.Fatalf("the auth configuration went while a control plane uses it: %v", err)
+	}
+	for _, obj := range []client.Object{&configurationv1alpha1.KongService{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: e.ns}}, cpObj} {
+		if err := e.c.Delete(e.ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually(20*time.Second, "everything gone", func() error {
+		if err := e.get(&configurationv1alpha1.KongService{}, "svc"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("service still there (%w)", err)
+		}
+		if err := e.get(&konnectv1alpha2.KonnectGatewayControlPlane{}, "cp"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("control plane still there (%w)", err)
+		}
+		if err := e.get(&konnectv1alpha1.KonnectAPIAuthConfiguration{}, "cp-auth"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("auth configuration still there (%w)", err)
+		}
+		return nil
+	})
+	if n := len(e.simObjects(konnectsim.KindControlPlane)) + len(e.simObjects(konnectsim.KindService)); n != 0 {
+		t.Errorf("%d objects left in Konnect", n)
+	}
+}

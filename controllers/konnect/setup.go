@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,7 +29,7 @@ import (
 
 // +kubebuilder:rbac:groups=konnect.konghq.com,resources=konnectapiauthconfigurations;konnectgatewaycontrolplanes,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=konnect.konghq.com,resources=konnectapiauthconfigurations/status;konnectgatewaycontrolplanes/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=konnect.konghq.com,resources=konnectgatewaycontrolplanes/finalizers,verbs=update
+// +kubebuilder:rbac:groups=konnect.konghq.com,resources=konnectgatewaycontrolplanes/finalizers;konnectapiauthconfigurations/finalizers,verbs=update
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices;kongroutes;kongconsumers,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices/status;kongroutes/status;kongconsumers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices/finalizers;kongroutes/finalizers;kongconsumers/finalizers,verbs=update
@@ -99,6 +100,11 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 			}
 			return reqs
+		})).
+		// A control plane going away may release its auth configuration's in-use finalizer.
+		Watches(&konnectv1alpha2.KonnectGatewayControlPlane{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			cp := o.(*konnectv1alpha2.KonnectGatewayControlPlane)
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.KonnectConfiguration.APIAuthConfigurationRef.Name}}}
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: retryLimiter(opts.SyncPeriod)}).
 		Complete(auth)
