@@ -146,7 +146,7 @@ func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVer
 	setCondition(&st, ov, operatorsv1alpha1.ConditionInstalled, metav1.ConditionTrue, operatorsv1alpha1.ReasonInstalled, msg)
 
 	// Readiness: every Deployment rolled out.
-	notReady, err := in.notReady(ctx, ov, plan)
+	notReady, err := in.notReady(ctx, ov, plan, st.Phase == operatorsv1alpha1.PhaseSucceeded)
 	if err != nil {
 		return res, err
 	}
@@ -259,7 +259,10 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return false
 }
 
-func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan) ([]string, error) {
+// notReady lists the Deployments of plan that are not rolled out. A Succeeded version ignores a Deployment that a
+// newer version is rolling out (it co-owns it): the old pods keep serving until the rollout is done, and the old
+// version's status must not turn to Installing because of the new version's rollout.
+func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, succeeded bool) ([]string, error) {
 	var out []string
 	for _, name := range plan.Deployments {
 		d := &appsv1.Deployment{}
@@ -269,6 +272,9 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 				continue
 			}
 			return nil, err
+		}
+		if succeeded && coOwnedByAnotherVersion(d, ov) {
+			continue
 		}
 		if ok, why := DeploymentReady(d); !ok {
 			out = append(out, why)
@@ -344,4 +350,13 @@ func (in *Installer) timeout() time.Duration {
 		return in.Timeout
 	}
 	return DefaultTimeout
+}
+
+func coOwnedByAnotherVersion(obj metav1.Object, ov *operatorsv1alpha1.OperatorVersion) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Kind == "OperatorVersion" && ref.APIVersion == operatorsv1alpha1.GroupVersion.String() && ref.UID != ov.UID {
+			return true
+		}
+	}
+	return false
 }
