@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -87,7 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if installed == nil && err == nil && res.Chosen != nil {
 		ov, err := res.OperatorVersion(at.Namespace)
 		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("building OperatorVersion %s for %s: %w", res.Chosen.Name, klogKey(at), err)
+			return ctrl.Result{}, fmt.Errorf("building OperatorVersion %s for %s: %w", res.Chosen.Name, klog.KObj(at), err)
 		}
 		ov.Spec.Source = registry.Reference(res.Chosen.Catalog)
 		if err := Create(ctx, r.Client, at, ov); err != nil {
@@ -212,8 +213,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, at *operatorsv1alpha1.AppT
 	at.Status = st
 	return r.Status().Patch(ctx, at, patch)
 }
-
-func klogKey(at *operatorsv1alpha1.AppType) string { return at.Namespace + "/" + at.Name }
 
 // SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {

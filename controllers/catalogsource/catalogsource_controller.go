@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	ctrl "sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -181,7 +181,7 @@ func set(st *operatorsv1alpha1.CatalogSourceStatus, cs *operatorsv1alpha1.Catalo
 
 // SetupWithManager registers the loop: CatalogSources, and the labelled ConfigMaps that make up their contents.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	return ctrl.ControllerManagedBy(mgr).Named("catalogsource").
+	return builder.ControllerManagedBy(mgr).Named("catalogsource").
 		For(&operatorsv1alpha1.CatalogSource{}).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 			name, ok := obj.GetLabels()[operatorsv1alpha1.LabelCatalog]
