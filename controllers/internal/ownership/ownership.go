@@ -88,11 +88,6 @@ func IsOwnedBy(obj metav1.Object, ov *operatorsv1alpha1.OperatorVersion) bool {
 	return l[operatorsv1alpha1.LabelOwner] == LabelValue(ov.Name) && l[operatorsv1alpha1.LabelOwnerNamespace] == ov.Namespace
 }
 
-// Package returns the package label of obj, or "" for objects ALM does not manage.
-func Package(obj metav1.Object) string {
-	return obj.GetLabels()[operatorsv1alpha1.LabelAppType]
-}
-
 // Reference is an ownerReference to ov.
 func Reference(ov *operatorsv1alpha1.OperatorVersion, controller bool) metav1.OwnerReference {
 	return metav1.OwnerReference{

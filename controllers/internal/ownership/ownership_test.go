@@ -59,7 +59,7 @@ func TestClusterScopedObjectsCarryLabelsOnly(t *testing.T) {
 		t.Fatalf("cluster-scoped: refs %v labels %v", cr.OwnerReferences, cr.Labels)
 	}
 	Release(cr, v1)
-	if IsOwnedBy(cr, v1) || Package(cr) != "etcd" {
+	if IsOwnedBy(cr, v1) || cr.Labels[operatorsv1alpha1.LabelAppType] != "etcd" {
 		t.Fatalf("after Release: labels %v, want the package label only", cr.Labels)
 	}
 }
