@@ -25,20 +25,53 @@ type Entity struct {
 	Body map[string]any
 }
 
+// CredentialType is a kind of consumer credential (a Kong auth plugin's credential).
+type CredentialType string
+
+// The credential types, named as Kong Ingress Controller's konghq.com/credential Secret label names them.
+const (
+	CredentialBasicAuth CredentialType = "basic-auth"
+	CredentialKeyAuth   CredentialType = "key-auth"
+	CredentialACL       CredentialType = "acl"
+	CredentialJWT       CredentialType = "jwt"
+	CredentialHMACAuth  CredentialType = "hmac-auth"
+)
+
+// CredentialTypes are every credential type, in a fixed order.
+var CredentialTypes = []CredentialType{CredentialBasicAuth, CredentialKeyAuth, CredentialACL, CredentialJWT, CredentialHMACAuth}
+
 // API is everything the operator asks of Konnect. It is the only side effect of the reconcilers besides the
 // Kubernetes API, so tests can swap it. Bodies are Konnect's JSON (field names as in Konnect's API).
 type API interface {
 	// OrganizationID returns the organization the token belongs to.
 	OrganizationID(ctx context.Context) (string, error)
-	// Create creates an entity of type t (in control plane cpID unless t is TypeControlPlane) and returns its ID.
-	Create(ctx context.Context, t EntityType, cpID string, body map[string]any) (string, error)
-	// Update brings the entity id to body (a full replacement; for control planes a patch).
-	Update(ctx context.Context, t EntityType, cpID, id string, body map[string]any) error
+	// Create creates an entity of type t (in control plane cpID unless t is TypeControlPlane) and returns it as
+	// Konnect answered.
+	Create(ctx context.Context, t EntityType, cpID string, body map[string]any) (Entity, error)
+	// Update brings the entity id to body (a full replacement; for control planes a patch) and returns it as
+	// Konnect answered.
+	Update(ctx context.Context, t EntityType, cpID, id string, body map[string]any) (Entity, error)
+	// GetControlPlane returns the control plane id. A missing one is an *APIError with StatusCode 404.
+	GetControlPlane(ctx context.Context, id string) (Entity, error)
 	// Delete deletes the entity id. A missing entity is an *APIError with StatusCode 404.
 	Delete(ctx context.Context, t EntityType, cpID, id string) error
 	// List returns every entity of type t in cpID (every control plane for TypeControlPlane) carrying the identity
 	// tag (a label "key:value" for control planes), reading every page. An empty tag lists them all.
 	List(ctx context.Context, t EntityType, cpID, tag string) ([]Entity, error)
+
+	// GroupMembers returns the IDs of the members of the control plane group groupID, reading every page.
+	GroupMembers(ctx context.Context, groupID string) ([]string, error)
+	// SetGroupMembers makes ids the exact member list of the control plane group groupID.
+	SetGroupMembers(ctx context.Context, groupID string, ids []string) error
+
+	// Credentials returns the credentials of type t of consumer consumerID carrying tag, reading every page.
+	Credentials(ctx context.Context, t CredentialType, cpID, consumerID, tag string) ([]Entity, error)
+	// CreateCredential creates a credential of type t for consumer consumerID and returns its ID.
+	CreateCredential(ctx context.Context, t CredentialType, cpID, consumerID string, body map[string]any) (string, error)
+	// UpdateCredential replaces the credential id with body.
+	UpdateCredential(ctx context.Context, t CredentialType, cpID, consumerID, id string, body map[string]any) error
+	// DeleteCredential deletes the credential id. A missing one is an *APIError with StatusCode 404.
+	DeleteCredential(ctx context.Context, t CredentialType, cpID, consumerID, id string) error
 }
 
 // APIError is a Konnect answer that was not a success. It never holds the token.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,22 +80,25 @@ func syncDue(last *time.Time, now time.Time, period time.Duration) (bool, time.D
 	return false, remaining
 }
 
-// StateHash is the fingerprint of what an object declares: the Konnect body (with parent IDs), the control plane
-// and the object's labels and annotations (whose edits count as changes, unlike in Kong's operator).
-func StateHash(obj client.Object, cpID string, body map[string]any) string {
+// StateHash is the fingerprint of what an object declares: the Konnect body (with parent IDs), the control plane,
+// the entity's parts (nil for most kinds) and the object's labels and annotations (whose edits count as changes,
+// unlike in Kong's operator).
+func StateHash(obj client.Object, cpID string, body map[string]any, parts any) string {
 	data, _ := json.Marshal(struct {
 		Body        map[string]any    `json:"b"`
 		CP          string            `json:"c"`
 		Labels      map[string]string `json:"l"`
 		Annotations map[string]string `json:"a"`
-	}{body, cpID, obj.GetLabels(), obj.GetAnnotations()})
+		Parts       any               `json:"p,omitempty"`
+	}{body, cpID, obj.GetLabels(), obj.GetAnnotations(), parts})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:16])
 }
 
 // Drifted says whether the entity Konnect holds differs from the desired body on the compared keys (every key of
 // desired when keys is nil). Konnect fills defaults for fields the object leaves out; those are not drift. Tags
-// compare as sets, labels as "every desired label present with its value".
+// compare as sets; labels compare exactly, except keys only Konnect may set (kong*, konnect*, mesh*, kic*, _*), so a
+// label added or removed out of band is drift too.
 func Drifted(desired, actual map[string]any, keys []string) bool {
 	if keys == nil {
 		for k := range desired {
@@ -113,7 +117,7 @@ func Drifted(desired, actual map[string]any, keys []string) bool {
 				return true
 			}
 		case "labels":
-			if !containsLabels(got, want) {
+			if !sameLabels(got, want) {
 				return true
 			}
 		default:
@@ -161,13 +165,28 @@ func stringList(v any) []string {
 	return out
 }
 
-func containsLabels(actual, desired any) bool {
+func sameLabels(actual, desired any) bool {
 	got, _ := normalize(actual).(map[string]any)
 	want, _ := normalize(desired).(map[string]any)
+	for k, v := range got {
+		if !konnectLabel(k) && want[k] != v {
+			return false
+		}
+	}
 	for k, v := range want {
 		if got[k] != v {
 			return false
 		}
 	}
 	return true
+}
+
+// konnectLabel says whether a label key is one users cannot set (Konnect reserves these prefixes).
+func konnectLabel(key string) bool {
+	for _, p := range []string{"kong", "konnect", "mesh", "kic", "_", "insomnia"} {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -56,8 +56,15 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 		if err != nil || !allOK(checks) {
 			continue
 		}
+		if m, ok := any(s.r.Kind).(mirrorKind[T]); ok && m.MirrorID(obj) != "" {
+			continue // a mirror's reconcile looks it up every sync period
+		}
 		desired, err := s.r.Kind.Desired(obj, refs)
-		if err != nil || StateHash(obj, refs.CPID, desired) != st.Sync.ObservedHash {
+		if err != nil {
+			continue
+		}
+		parts, _, err := s.r.parts(ctx, obj)
+		if err != nil || StateHash(obj, refs.CPID, desired, parts) != st.Sync.ObservedHash {
 			continue
 		}
 		key := string(refs.Auth.UID) + "/" + refs.CPID

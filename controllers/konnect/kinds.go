@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -27,6 +29,8 @@ type Kind[T client.Object] interface {
 	New() T
 	NewList() client.ObjectList
 	Items(list client.ObjectList) []T
+	// Managed says whether the object is this operator's (e.g. not configuration for Kong Ingress Controller).
+	Managed(obj T) bool
 	// Resolve follows the object's references in order and reports each one as a condition. It stops at the first
 	// invalid one; refs is complete only when every check is OK. An error is a failed read (transient).
 	Resolve(ctx context.Context, c client.Reader, obj T) (Refs, []RefCheck, error)
@@ -54,6 +58,12 @@ type RefCheck struct {
 	Type    string
 	OK      bool
 	Message string
+	// Reason overrides the condition's reason (default Valid or InvalidReference).
+	Reason string
+	// Advisory: a failure sets the condition but blocks nothing.
+	Advisory bool
+	// Absent: the object has nothing to check here; the condition is removed.
+	Absent bool
 }
 
 // State is the Konnect part of an object's status, whichever shape its kind gives it.
@@ -79,6 +89,8 @@ const (
 	indexServiceRef      = "konnect.serviceRef"
 	indexSecretRef       = "konnect.secretRef"
 	indexControlPlaneID  = "konnect.controlPlaneID"
+	indexMembers         = "konnect.members"
+	indexCredentials     = "konnect.credentials"
 )
 
 // ---- reference resolution, shared by the kinds ----
@@ -89,6 +101,10 @@ func authValid(a *konnectv1alpha1.KonnectAPIAuthConfiguration) bool {
 
 func resolveAuth(ctx context.Context, c client.Reader, namespace, name string) (*konnectv1alpha1.KonnectAPIAuthConfiguration, RefCheck, error) {
 	check := RefCheck{Type: konnectv1alpha1.ConditionAPIAuthRefValid}
+	if name == "" {
+		check.Message = "spec.konnect.authRef.name is empty: name a KonnectAPIAuthConfiguration"
+		return nil, check, nil
+	}
 	auth := &konnectv1alpha1.KonnectAPIAuthConfiguration{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, auth); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -112,7 +128,7 @@ func cpReady(cp *konnectv1alpha2.KonnectGatewayControlPlane) bool {
 }
 
 func cpRefName(ref *configurationv1alpha1.ControlPlaneRef) string {
-	if ref == nil || ref.Type != configurationv1alpha1.ControlPlaneRefKonnectNamespacedRef || ref.KonnectNamespacedRef == nil {
+	if !ref.ForKonnect() || ref.KonnectNamespacedRef == nil {
 		return ""
 	}
 	return ref.KonnectNamespacedRef.Name
@@ -197,6 +213,8 @@ func (ControlPlaneKind) Items(l client.ObjectList) []*konnectv1alpha2.KonnectGat
 	return out
 }
 
+func (ControlPlaneKind) Managed(*konnectv1alpha2.KonnectGatewayControlPlane) bool { return true }
+
 func (ControlPlaneKind) Resolve(ctx context.Context, c client.Reader, cp *konnectv1alpha2.KonnectGatewayControlPlane) (Refs, []RefCheck, error) {
 	auth, check, err := resolveAuth(ctx, c, cp.Namespace, cp.Spec.KonnectConfiguration.APIAuthConfigurationRef.Name)
 	if err != nil {
@@ -205,12 +223,17 @@ func (ControlPlaneKind) Resolve(ctx context.Context, c client.Reader, cp *konnec
 	return Refs{Auth: auth}, []RefCheck{check}, nil
 }
 
+// Desired is the control plane to create; a mirror declares nothing (it is only looked up).
 func (k ControlPlaneKind) Desired(cp *konnectv1alpha2.KonnectGatewayControlPlane, _ Refs) (map[string]any, error) {
-	body, err := bodyOf(cp.Spec.CreateControlPlaneRequest)
+	req := cp.Spec.CreateControlPlaneRequest
+	if req == nil {
+		return map[string]any{}, nil
+	}
+	body, err := bodyOf(req)
 	if err != nil {
 		return nil, err
 	}
-	body["labels"] = labelsToAny(IdentityLabels(k.Name(), cp, cp.Spec.CreateControlPlaneRequest.Labels))
+	body["labels"] = labelsToAny(IdentityLabels(k.Name(), cp, req.Labels))
 	return body, nil
 }
 
@@ -231,7 +254,7 @@ func (ControlPlaneKind) SetState(cp *konnectv1alpha2.KonnectGatewayControlPlane,
 }
 
 func (ControlPlaneKind) Indexes() []RefIndex {
-	return []RefIndex{{
+	return []RefIndex{membersIndex(), {
 		Field:  indexAuthRef,
 		Target: &konnectv1alpha1.KonnectAPIAuthConfiguration{},
 		Extract: func(o client.Object) []string {
@@ -260,20 +283,56 @@ func (ServiceKind) Items(l client.ObjectList) []*configurationv1alpha1.KongServi
 	return out
 }
 
+func (ServiceKind) Managed(s *configurationv1alpha1.KongService) bool {
+	return s.Spec.ControlPlaneRef.ForKonnect()
+}
+
 func (ServiceKind) Resolve(ctx context.Context, c client.Reader, s *configurationv1alpha1.KongService) (Refs, []RefCheck, error) {
 	return resolveControlPlane(ctx, c, s.Namespace, s.Spec.ControlPlaneRef)
 }
 
+// Desired is the service; its url, a write-only shorthand that Konnect stores as protocol, host, port and path, is
+// sent as those four fields, so they can be compared for drift.
 func (k ServiceKind) Desired(s *configurationv1alpha1.KongService, _ Refs) (map[string]any, error) {
 	body, err := bodyOf(s.Spec.KongServiceAPISpec)
 	if err != nil {
 		return nil, err
 	}
+	if s.Spec.URL != nil {
+		if err := expandURL(body, *s.Spec.URL); err != nil {
+			return nil, fmt.Errorf("KongService %s/%s: spec.url: %w", s.Namespace, s.Name, err)
+		}
+	}
 	body["tags"] = stringsToAny(IdentityTags(k.Name(), s, s.Spec.Tags))
 	return body, nil
 }
 
-// DriftKeys: every field but url, which Konnect splits into protocol, host, port and path and does not return.
+// expandURL replaces body's url with the protocol, host, port and path it stands for, as Kong does.
+func expandURL(body map[string]any, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if u.Scheme == "" || u.Hostname() == "" {
+		return fmt.Errorf("%q is not an absolute URL such as https://example.com:8443/api", raw)
+	}
+	port := map[string]int64{"http": 80, "ws": 80, "grpc": 80, "https": 443, "wss": 443, "grpcs": 443}[u.Scheme]
+	if p := u.Port(); p != "" {
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 || n > 65535 {
+			return fmt.Errorf("%q has an invalid port", raw)
+		}
+		port = n
+	}
+	delete(body, "url")
+	body["protocol"], body["host"], body["port"] = u.Scheme, u.Hostname(), port
+	if u.Path != "" {
+		body["path"] = u.Path
+	}
+	return nil
+}
+
+// DriftKeys: every field but url, which Desired expands.
 func (ServiceKind) DriftKeys() []string {
 	return []string{"connect_timeout", "enabled", "host", "name", "path", "port", "protocol", "read_timeout",
 		"retries", "tags", "tls_verify", "tls_verify_depth", "write_timeout"}
@@ -336,12 +395,18 @@ func (RouteKind) Items(l client.ObjectList) []*configurationv1alpha1.KongRoute {
 	return out
 }
 
+// serviceRefName is the KongService a route names; an unset type counts as namespacedRef, the only one there is.
 func serviceRefName(r *configurationv1alpha1.KongRoute) string {
 	ref := r.Spec.ServiceRef
-	if ref == nil || ref.Type != configurationv1alpha1.ServiceRefNamespacedRef || ref.NamespacedRef == nil {
+	if ref == nil || (ref.Type != "" && ref.Type != configurationv1alpha1.ServiceRefNamespacedRef) || ref.NamespacedRef == nil {
 		return ""
 	}
 	return ref.NamespacedRef.Name
+}
+
+// Managed: a route of a service, or a service-less route in a Konnect control plane.
+func (RouteKind) Managed(r *configurationv1alpha1.KongRoute) bool {
+	return r.Spec.ServiceRef != nil || r.Spec.ControlPlaneRef.ForKonnect()
 }
 
 // Resolve: a route of a service needs the service Programmed (which implies its control plane was); a
@@ -369,6 +434,12 @@ func (RouteKind) Resolve(ctx context.Context, c client.Reader, r *configurationv
 		return Refs{}, []RefCheck{check}, nil
 	}
 	check.OK, check.Message = true, fmt.Sprintf("KongService %s/%s exists in Konnect", r.Namespace, name)
+	if own, svcCP := cpRefName(r.Spec.ControlPlaneRef), cpRefName(svc.Spec.ControlPlaneRef); own != "" && own != svcCP {
+		cpCheck := RefCheck{Type: konnectv1alpha1.ConditionControlPlaneRefValid, Message: fmt.Sprintf(
+			"controlPlaneRef names KonnectGatewayControlPlane %s but KongService %s/%s is in %s: a route lives in its service's control plane, so drop controlPlaneRef or make them match",
+			own, r.Namespace, name, svcCP)}
+		return Refs{}, []RefCheck{check, cpCheck}, nil
+	}
 	refs, checks, err := resolveControlPlane(ctx, c, r.Namespace, svc.Spec.ControlPlaneRef)
 	if err != nil {
 		return Refs{}, nil, err
@@ -450,6 +521,10 @@ func (ConsumerKind) Items(l client.ObjectList) []*configurationv1.KongConsumer {
 	return out
 }
 
+func (ConsumerKind) Managed(kc *configurationv1.KongConsumer) bool {
+	return kc.Spec.ControlPlaneRef.ForKonnect()
+}
+
 func (ConsumerKind) Resolve(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (Refs, []RefCheck, error) {
 	return resolveControlPlane(ctx, c, kc.Namespace, kc.Spec.ControlPlaneRef)
 }
@@ -488,7 +563,7 @@ func (ConsumerKind) SetState(kc *configurationv1.KongConsumer, st State) {
 }
 
 func (ConsumerKind) Indexes() []RefIndex {
-	return []RefIndex{cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
+	return []RefIndex{credentialsIndex(), cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 		return o.(*configurationv1.KongConsumer).Spec.ControlPlaneRef
 	})}
 }

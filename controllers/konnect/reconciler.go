@@ -33,6 +33,9 @@ const Finalizer = "konnect.alm.dev/delete"
 // have been sent to Konnect by an earlier process.
 const lookupMargin = 5 * time.Second
 
+// referrerPoll is how often a mirror being deleted checks whether the objects inside it are gone.
+const referrerPoll = 2 * time.Second
+
 // Reconciler is the one reconciliation loop of every Konnect kind (the seed's flowchart), parameterised by a Kind.
 type Reconciler[T client.Object] struct {
 	client.Client
@@ -63,7 +66,8 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !obj.GetDeletionTimestamp().IsZero() {
+	if !obj.GetDeletionTimestamp().IsZero() || !r.Kind.Managed(obj) {
+		// An object that is not (or no longer) this operator's is let go like a deleted one.
 		return r.finalize(ctx, obj)
 	}
 	if controllerutil.AddFinalizer(obj, Finalizer) {
@@ -120,8 +124,31 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 		return ctrl.Result{}, reconcile.TerminalError(err)
 	}
 
+	if m, ok := any(r.Kind).(mirrorKind[T]); ok {
+		if id := m.MirrorID(obj); id != "" {
+			return r.syncMirror(ctx, api, obj, refs, serverURL, id)
+		}
+	}
+	parts, partChecks, err := r.parts(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading the parts of %s %s: %w", r.Kind.Name(), klog.KObj(obj), err)
+	}
+	// A condition that no longer applies goes once the parts are synced: until then it says what is left to clean.
+	partChecks, gone := splitAbsent(partChecks)
+	partsBlocked := r.applyChecks(obj, partChecks) != nil
+	if parts == nil {
+		r.applyChecks(obj, gone)
+	}
+
 	st := r.state(obj)
-	hash := StateHash(obj, refs.CPID, desired)
+	if st.ID != "" && st.CPID != "" && st.CPID != refs.CPID {
+		// The object was moved to another control plane before it was Programmed: remove it from the old one.
+		if err := r.deleteEntity(ctx, obj); err != nil {
+			return r.failed(obj, konnectv1alpha1.ReasonDeleteFailed, "delete from the previous control plane", err)
+		}
+		st = State{}
+	}
+	hash := StateHash(obj, refs.CPID, desired, parts)
 	now := r.Now()
 	var last *time.Time
 	if st.Sync.LastSyncTime != nil {
@@ -136,29 +163,37 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 		SyncDue: due,
 		Mode:    r.Mode,
 	})
-	if action == ActionWait {
+	if action == ActionWait && (parts == nil || partsBlocked || !due) {
 		// Konnect is in the declared state (e.g. an earlier write succeeded but a later status write failed).
 		r.Kind.SetState(obj, st)
 		r.setProgrammed(obj, true, konnectv1alpha1.ReasonProgrammed, fmt.Sprintf("%s %s is in the declared state", r.Kind.Type(), st.ID))
+		r.blockedParts(obj, partChecks)
 		return ctrl.Result{RequeueAfter: remaining}, nil
 	}
 	log.V(1).Info("syncing with Konnect", "action", action.String(), "kind", r.Kind.Name())
 
 	id := st.ID
+	var entity *Entity
 	if action == ActionUpdate {
-		err = api.Update(ctx, r.Kind.Type(), refs.CPID, id, desired)
+		e, err := api.Update(ctx, r.Kind.Type(), refs.CPID, id, desired)
 		if IsNotFound(err) && r.Kind.Type() == TypeControlPlane {
 			// Deleted out of band: a control plane cannot be re-created with its old ID, so create a new one.
 			action, id = ActionCreate, ""
 		} else if err != nil {
 			return r.failed(obj, konnectv1alpha1.ReasonUpdateFailed, "update", err)
 		}
+		entity = &e
 	}
 	if action == ActionCreate {
-		if id, err = r.create(ctx, api, obj, refs, desired); err != nil {
+		e, err := r.create(ctx, api, obj, refs, desired)
+		if err != nil {
 			return r.failed(obj, konnectv1alpha1.ReasonCreateFailed, "create", err)
 		}
+		id, entity = e.ID, &e
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, "Created", "Create", "Created %s %s in Konnect", r.Kind.Type(), id)
+	}
+	if o, ok := any(r.Kind).(observerKind[T]); ok && entity != nil && entity.Body != nil {
+		o.Observe(obj, *entity)
 	}
 
 	st = State{
@@ -169,7 +204,64 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 	r.written.Store(obj.GetUID(), st)
 	r.attempted.Delete(obj.GetUID())
 	r.drifted.Delete(obj.GetUID())
+	if parts != nil && !partsBlocked {
+		if err := any(r.Kind).(partsKind[T]).SyncParts(ctx, api, refs, id, parts, action != ActionWait); err != nil {
+			// The entity is in place; the parts are retried (with an update of the entity: the hash stays unrecorded).
+			st.Sync.ObservedHash = ""
+			r.Kind.SetState(obj, st)
+			r.written.Store(obj.GetUID(), st)
+			return r.failed(obj, konnectv1alpha1.ReasonUpdateFailed, "update of "+r.Kind.Name()+" parts", err)
+		}
+		r.applyChecks(obj, gone)
+	}
 	r.setProgrammed(obj, true, konnectv1alpha1.ReasonProgrammed, fmt.Sprintf("%s %s is in the declared state", r.Kind.Type(), id))
+	r.blockedParts(obj, partChecks)
+	return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+}
+
+// parts reads the object's declared parts, if its kind has any.
+func (r *Reconciler[T]) parts(ctx context.Context, obj T) (any, []RefCheck, error) {
+	pk, ok := any(r.Kind).(partsKind[T])
+	if !ok {
+		return nil, nil, nil
+	}
+	return pk.Parts(ctx, r.Client, obj)
+}
+
+// blockedParts reports parts that could not be synced: the entity is in Konnect, but not as declared.
+func (r *Reconciler[T]) blockedParts(obj T, checks []RefCheck) {
+	if failed := blocking(checks); failed != nil {
+		r.setProgrammed(obj, false, konnectv1alpha1.ReasonInvalidReference, failed.Message)
+	}
+}
+
+// syncMirror looks up the entity a mirror stands for; it never writes to Konnect. It checks again every sync
+// period, so a mirrored control plane deleted in Konnect shows up as not Programmed.
+func (r *Reconciler[T]) syncMirror(ctx context.Context, api API, obj T, refs Refs, serverURL, id string) (ctrl.Result, error) {
+	st := r.state(obj)
+	if st.ID == id && st.Sync.LastSyncTime != nil {
+		if due, remaining := syncDue(&st.Sync.LastSyncTime.Time, r.Now(), r.SyncPeriod); !due {
+			r.setProgrammed(obj, true, konnectv1alpha1.ReasonProgrammed, fmt.Sprintf("mirrors %s %s", r.Kind.Type(), id))
+			return ctrl.Result{RequeueAfter: remaining}, nil
+		}
+	}
+	e, err := api.GetControlPlane(ctx, id)
+	if IsNotFound(err) {
+		r.Kind.SetState(obj, State{})
+		r.setProgrammed(obj, false, konnectv1alpha1.ReasonNotFound, fmt.Sprintf("%s %s does not exist in Konnect (organization %s)", r.Kind.Type(), id, refs.Auth.Status.OrganizationID))
+		return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+	}
+	if err != nil {
+		return r.failed(obj, konnectv1alpha1.ReasonUpdateFailed, "get", err)
+	}
+	if o, ok := any(r.Kind).(observerKind[T]); ok {
+		o.Observe(obj, e)
+	}
+	st = State{ID: id, OrgID: refs.Auth.Status.OrganizationID, ServerURL: serverURL,
+		Sync: konnectv1alpha1.SyncStatus{LastSyncTime: &metav1.MicroTime{Time: r.Now()}}}
+	r.Kind.SetState(obj, st)
+	r.written.Store(obj.GetUID(), st)
+	r.setProgrammed(obj, true, konnectv1alpha1.ReasonProgrammed, fmt.Sprintf("mirrors %s %s", r.Kind.Type(), id))
 	return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
 }
 
@@ -191,38 +283,36 @@ func (r *Reconciler[T]) state(obj T) State {
 
 // create creates the entity, or adopts the one an earlier attempt created (found by its k8s-uid tag) if one may
 // exist, so that a create whose response was lost never leaves a duplicate.
-func (r *Reconciler[T]) create(ctx context.Context, api API, obj T, refs Refs, desired map[string]any) (string, error) {
+func (r *Reconciler[T]) create(ctx context.Context, api API, obj T, refs Refs, desired map[string]any) (Entity, error) {
 	if r.mayHaveBeenCreated(obj) {
-		if id, err := r.adopt(ctx, api, obj, refs, desired); err != nil || id != "" {
-			return id, err
+		if e, err := r.adopt(ctx, api, obj, refs, desired); err != nil || e.ID != "" {
+			return e, err
 		}
 	}
 	r.attempted.Store(obj.GetUID(), struct{}{})
-	id, err := api.Create(ctx, r.Kind.Type(), refs.CPID, desired)
+	e, err := api.Create(ctx, r.Kind.Type(), refs.CPID, desired)
 	if IsConflict(err) || statusCode(err) == http.StatusBadRequest {
 		// A unique-name violation (409, or 400 "data constraint error" for core entities) may be our own earlier
 		// create; otherwise the name belongs to someone else and the error stands.
-		if id, aerr := r.adopt(ctx, api, obj, refs, desired); aerr != nil || id != "" {
-			return id, aerr
+		if found, aerr := r.adopt(ctx, api, obj, refs, desired); aerr != nil || found.ID != "" {
+			return found, aerr
 		}
 	}
-	return id, err
+	return e, err
 }
 
-func (r *Reconciler[T]) adopt(ctx context.Context, api API, obj T, refs Refs, desired map[string]any) (string, error) {
+func (r *Reconciler[T]) adopt(ctx context.Context, api API, obj T, refs Refs, desired map[string]any) (Entity, error) {
 	found, err := api.List(ctx, r.Kind.Type(), refs.CPID, uidTag(obj))
 	if err != nil || len(found) == 0 {
-		return "", err
+		return Entity{}, err
 	}
-	id := found[0].ID
-	ctrl.LoggerFrom(ctx).Info("adopting the Konnect entity of an earlier create", "id", id, "kind", r.Kind.Name())
+	e := found[0]
+	ctrl.LoggerFrom(ctx).Info("adopting the Konnect entity of an earlier create", "id", e.ID, "kind", r.Kind.Name())
 	// The earlier create may have sent an older spec.
-	if Drifted(desired, found[0].Body, r.Kind.DriftKeys()) {
-		if err := api.Update(ctx, r.Kind.Type(), refs.CPID, id, desired); err != nil {
-			return "", err
-		}
+	if Drifted(desired, e.Body, r.Kind.DriftKeys()) {
+		return api.Update(ctx, r.Kind.Type(), refs.CPID, e.ID, desired)
 	}
-	return id, nil
+	return e, nil
 }
 
 func (r *Reconciler[T]) mayHaveBeenCreated(obj T) bool {
@@ -256,14 +346,19 @@ func (r *Reconciler[T]) applyChecks(obj T, checks []RefCheck) *RefCheck {
 	conds := r.Kind.Conditions(obj)
 	var failed *RefCheck
 	for i, c := range checks {
-		if failed != nil {
+		if failed != nil || c.Absent {
 			apimeta.RemoveStatusCondition(conds, c.Type)
 			continue
 		}
 		status, reason := metav1.ConditionTrue, konnectv1alpha1.ReasonValid
 		if !c.OK {
 			status, reason = metav1.ConditionFalse, konnectv1alpha1.ReasonInvalidReference
-			failed = &checks[i]
+			if !c.Advisory {
+				failed = &checks[i]
+			}
+		}
+		if c.Reason != "" {
+			reason = c.Reason
 		}
 		apimeta.SetStatusCondition(conds, metav1.Condition{Type: c.Type, Status: status, Reason: reason, Message: c.Message, ObservedGeneration: obj.GetGeneration()})
 	}
@@ -288,8 +383,18 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 		return ctrl.Result{}, nil
 	}
 	orig := obj.DeepCopyObject().(T)
-	err := r.deleteEntity(ctx, obj)
-	if err != nil {
+	if m, ok := any(r.Kind).(mirrorKind[T]); ok && m.MirrorID(obj) != "" {
+		// Nothing to delete in Konnect, but the objects inside the mirrored control plane must go first.
+		n, err := m.Referrers(ctx, r.Client, obj)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if n > 0 {
+			r.setProgrammed(obj, false, konnectv1alpha1.ReasonDeleting, fmt.Sprintf(
+				"waiting for the %d objects in this control plane to be deleted: Konnect keeps a mirrored control plane, and anything left in it", n))
+			return ctrl.Result{RequeueAfter: referrerPoll}, r.writeStatus(ctx, orig, obj)
+		}
+	} else if err := r.deleteEntity(ctx, obj); err != nil {
 		msg := fmt.Sprintf("Konnect delete failed: %v", err)
 		r.setProgrammed(obj, false, konnectv1alpha1.ReasonDeleteFailed, msg)
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, konnectv1alpha1.ReasonDeleteFailed, "Delete", msg)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,8 +82,8 @@ func (a *sdkAPI) OrganizationID(ctx context.Context) (string, error) {
 	return id, err
 }
 
-func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map[string]any) (string, error) {
-	var id string
+func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map[string]any) (Entity, error) {
+	var out any
 	err := a.call(ctx, "create "+string(t), func(ctx context.Context) error {
 		switch t {
 		case TypeControlPlane:
@@ -94,10 +95,7 @@ func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map
 			if err != nil {
 				return err
 			}
-			if resp.ControlPlane == nil {
-				return fmt.Errorf("no control plane in the answer")
-			}
-			id = resp.ControlPlane.ID
+			out = resp.ControlPlane
 		case TypeService:
 			var svc components.Service
 			if err := fromMap(body, &svc); err != nil {
@@ -107,10 +105,7 @@ func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map
 			if err != nil {
 				return err
 			}
-			if resp.Service == nil || resp.Service.ID == nil {
-				return fmt.Errorf("no service in the answer")
-			}
-			id = *resp.Service.ID
+			out = resp.Service
 		case TypeRoute:
 			route, err := routeFromMap(body)
 			if err != nil {
@@ -120,10 +115,9 @@ func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map
 			if err != nil {
 				return err
 			}
-			if resp.Route == nil || resp.Route.RouteJSON == nil || resp.Route.RouteJSON.ID == nil {
-				return fmt.Errorf("no route in the answer")
+			if resp.Route != nil {
+				out = resp.Route.RouteJSON
 			}
-			id = *resp.Route.RouteJSON.ID
 		case TypeConsumer:
 			var c components.Consumer
 			if err := fromMap(body, &c); err != nil {
@@ -133,51 +127,151 @@ func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map
 			if err != nil {
 				return err
 			}
-			if resp.Consumer == nil || resp.Consumer.ID == nil {
-				return fmt.Errorf("no consumer in the answer")
-			}
-			id = *resp.Consumer.ID
+			out = resp.Consumer
 		default:
 			return fmt.Errorf("unknown entity type %q", t)
 		}
 		return nil
 	})
-	return id, err
+	if err != nil {
+		return Entity{}, err
+	}
+	return answered(t, out)
 }
 
-func (a *sdkAPI) Update(ctx context.Context, t EntityType, cpID, id string, body map[string]any) error {
-	return a.call(ctx, "update "+string(t), func(ctx context.Context) error {
+// answered turns the entity an SDK call returned into an Entity, failing when the answer held none.
+func answered(t EntityType, v any) (Entity, error) {
+	if v == nil || reflect.ValueOf(v).IsNil() {
+		return Entity{}, fmt.Errorf("konnect: no %s in the answer", t)
+	}
+	e, err := toEntity(v)
+	if err == nil && e.ID == "" {
+		err = fmt.Errorf("konnect: the %s in the answer has no id", t)
+	}
+	return e, err
+}
+
+func (a *sdkAPI) Update(ctx context.Context, t EntityType, cpID, id string, body map[string]any) (Entity, error) {
+	var out any
+	err := a.call(ctx, "update "+string(t), func(ctx context.Context) error {
 		switch t {
 		case TypeControlPlane:
 			var req components.UpdateControlPlaneRequest
 			if err := fromMap(body, &req); err != nil {
 				return err
 			}
-			_, err := a.sdk.ControlPlanes.UpdateControlPlane(ctx, id, req)
-			return err
+			resp, err := a.sdk.ControlPlanes.UpdateControlPlane(ctx, id, req)
+			if err != nil {
+				return err
+			}
+			out = resp.ControlPlane
 		case TypeService:
 			var svc components.Service
 			if err := fromMap(body, &svc); err != nil {
 				return err
 			}
-			_, err := a.sdk.Services.UpsertService(ctx, operations.UpsertServiceRequest{ControlPlaneID: cpID, ServiceID: id, Service: svc})
-			return err
+			resp, err := a.sdk.Services.UpsertService(ctx, operations.UpsertServiceRequest{ControlPlaneID: cpID, ServiceID: id, Service: svc})
+			if err != nil {
+				return err
+			}
+			out = resp.Service
 		case TypeRoute:
 			route, err := routeFromMap(body)
 			if err != nil {
 				return err
 			}
-			_, err = a.sdk.Routes.UpsertRoute(ctx, operations.UpsertRouteRequest{ControlPlaneID: cpID, RouteID: id, Route: route})
-			return err
+			resp, err := a.sdk.Routes.UpsertRoute(ctx, operations.UpsertRouteRequest{ControlPlaneID: cpID, RouteID: id, Route: route})
+			if err != nil {
+				return err
+			}
+			if resp.Route != nil {
+				out = resp.Route.RouteJSON
+			}
 		case TypeConsumer:
 			var c components.Consumer
 			if err := fromMap(body, &c); err != nil {
 				return err
 			}
-			_, err := a.sdk.Consumers.UpsertConsumer(ctx, operations.UpsertConsumerRequest{ControlPlaneID: cpID, ConsumerID: id, Consumer: c})
+			resp, err := a.sdk.Consumers.UpsertConsumer(ctx, operations.UpsertConsumerRequest{ControlPlaneID: cpID, ConsumerID: id, Consumer: c})
+			if err != nil {
+				return err
+			}
+			out = resp.Consumer
+		default:
+			return fmt.Errorf("unknown entity type %q", t)
+		}
+		return nil
+	})
+	if err != nil {
+		return Entity{}, err
+	}
+	return answered(t, out)
+}
+
+func (a *sdkAPI) GetControlPlane(ctx context.Context, id string) (Entity, error) {
+	var out any
+	err := a.call(ctx, "get control plane", func(ctx context.Context) error {
+		resp, err := a.sdk.ControlPlanes.GetControlPlane(ctx, id)
+		if err != nil {
 			return err
 		}
-		return fmt.Errorf("unknown entity type %q", t)
+		out = resp.ControlPlane
+		return nil
+	})
+	if err != nil {
+		return Entity{}, err
+	}
+	return answered(TypeControlPlane, out)
+}
+
+func (a *sdkAPI) GroupMembers(ctx context.Context, groupID string) ([]string, error) {
+	var ids []string
+	err := a.call(ctx, "list control plane group members", func(ctx context.Context) error {
+		var after *string
+		for {
+			resp, err := a.sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberships(ctx, operations.GetControlPlanesIDGroupMembershipsRequest{
+				ControlPlaneID: groupID, PageSize: sdkkonnectgo.Int64(controlPlanePageSize), PageAfter: after,
+			})
+			if err != nil {
+				return err
+			}
+			if resp.ListGroupMemberships == nil {
+				return nil
+			}
+			for _, cp := range resp.ListGroupMemberships.Data {
+				ids = append(ids, cp.ID)
+			}
+			after = nextCursor(resp.ListGroupMemberships.Meta.Page.Next)
+			if after == nil || len(resp.ListGroupMemberships.Data) == 0 {
+				return nil
+			}
+		}
+	})
+	return ids, err
+}
+
+// nextCursor reads the cursor of the next page from meta.page.next, which Konnect gives either as the cursor or as
+// the URL of the next page (with page[after]); nil means there is no next page.
+func nextCursor(next *string) *string {
+	if next == nil || *next == "" {
+		return nil
+	}
+	if u, err := url.Parse(*next); err == nil {
+		if c := u.Query().Get("page[after]"); c != "" {
+			return &c
+		}
+	}
+	return next
+}
+
+func (a *sdkAPI) SetGroupMembers(ctx context.Context, groupID string, ids []string) error {
+	members := make([]components.Members, len(ids))
+	for i, id := range ids {
+		members[i] = components.Members{ID: id}
+	}
+	return a.call(ctx, "set control plane group members", func(ctx context.Context) error {
+		_, err := a.sdk.ControlPlaneGroups.PutControlPlanesIDGroupMemberships(ctx, groupID, &components.GroupMembership{Members: members})
+		return err
 	})
 }
 

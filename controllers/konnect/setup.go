@@ -104,6 +104,9 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		// A control plane going away may release its auth configuration's in-use finalizer.
 		Watches(&konnectv1alpha2.KonnectGatewayControlPlane{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			cp := o.(*konnectv1alpha2.KonnectGatewayControlPlane)
+			if cp.Spec.KonnectConfiguration.APIAuthConfigurationRef.Name == "" {
+				return nil
+			}
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: cp.Namespace, Name: cp.Spec.KonnectConfiguration.APIAuthConfigurationRef.Name}}}
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: retryLimiter(opts.SyncPeriod)}).

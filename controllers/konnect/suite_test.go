@@ -240,7 +240,7 @@ func controlPlaneObj(name, auth string) *konnectv1alpha2.KonnectGatewayControlPl
 	return &konnectv1alpha2.KonnectGatewayControlPlane{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: konnectv1alpha2.KonnectGatewayControlPlaneSpec{
-			CreateControlPlaneRequest: konnectv1alpha2.CreateControlPlaneRequest{Name: name, Labels: map[string]string{"team": "a"}},
+			CreateControlPlaneRequest: &konnectv1alpha2.CreateControlPlaneRequest{Name: name, Labels: map[string]string{"team": "a"}},
 			KonnectConfiguration:      konnectv1alpha1.KonnectConfiguration{APIAuthConfigurationRef: konnectv1alpha1.KonnectAPIAuthConfigurationRef{Name: auth}},
 		},
 	}

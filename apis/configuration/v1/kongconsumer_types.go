@@ -9,13 +9,14 @@ import (
 
 // KongConsumerSpec holds what Kong's consumer API has no top-level field for.
 type KongConsumerSpec struct {
-	// controlPlaneRef is the control plane the consumer lives in.
+	// controlPlaneRef is the control plane the consumer lives in (type konnectNamespacedRef). A consumer without
+	// one, or with type kic, is Kong Ingress Controller configuration: this operator leaves it alone.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="controlPlaneRef is immutable"
 	ControlPlaneRef *configurationv1alpha1.ControlPlaneRef `json:"controlPlaneRef,omitempty"`
 	// tags of the consumer in Kong; the operator adds its own k8s-* tags.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:XValidation:rule="self.all(tag, size(tag) >= 1 && size(tag) <= 128)",message="tags entries must not be longer than 128 characters"
 	Tags []string `json:"tags,omitempty"`
 }
 
@@ -34,6 +35,8 @@ type KongConsumerStatus struct {
 }
 
 // KongConsumer is a Kong consumer configured in Konnect.
+// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.controlPlaneRef) || !has(oldSelf.spec) || !has(oldSelf.spec.controlPlaneRef) || !has(oldSelf.status) || !has(oldSelf.status.conditions) || !oldSelf.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True') || self.spec.controlPlaneRef == oldSelf.spec.controlPlaneRef",message="spec.controlPlaneRef is immutable when an entity is already Programmed"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || !has(oldSelf.spec.controlPlaneRef) || (has(self.spec) && has(self.spec.controlPlaneRef))",message="controlPlaneRef is required once set"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=kc

@@ -14,11 +14,11 @@ type ServiceRefType string
 const ServiceRefNamespacedRef ServiceRefType = "namespacedRef"
 
 // ServiceRef references the KongService a route belongs to.
-// +kubebuilder:validation:XValidation:rule="self.type != 'namespacedRef' || has(self.namespacedRef)",message="type namespacedRef requires namespacedRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.type) || self.type != 'namespacedRef' || has(self.namespacedRef)",message="when type is namespacedRef, namespacedRef must be set"
 type ServiceRef struct {
 	// type is the kind of reference; only namespacedRef is supported.
-	// +required
-	Type ServiceRefType `json:"type"`
+	// +optional
+	Type ServiceRefType `json:"type,omitempty"`
 	// namespacedRef names a KongService in the route's namespace.
 	// +optional
 	NamespacedRef *NameRef `json:"namespacedRef,omitempty"`
@@ -97,16 +97,18 @@ type KongRouteAPISpec struct {
 	// tags of the route in Kong; the operator adds its own k8s-* tags.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:XValidation:rule="self.all(tag, size(tag) >= 1 && size(tag) <= 128)",message="tags entries must not be longer than 128 characters"
 	Tags []string `json:"tags,omitempty"`
 }
 
 // KongRouteSpec declares a Kong route: either of a KongService (serviceRef) or service-less in a control plane
-// (controlPlaneRef).
-// +kubebuilder:validation:XValidation:rule="has(self.serviceRef) != has(self.controlPlaneRef)",message="set exactly one of serviceRef and controlPlaneRef"
+// (controlPlaneRef). A route with neither is not this operator's.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.controlPlaneRef) || has(self.controlPlaneRef)",message="controlPlaneRef is required once set"
+// +kubebuilder:validation:XValidation:rule="!has(self.controlPlaneRef) || self.controlPlaneRef.type != 'kic'",message="KIC is not supported as control plane"
 type KongRouteSpec struct {
-	// controlPlaneRef is the control plane of a route without a service.
+	// controlPlaneRef is the control plane of a route without a service. With a serviceRef it may be left out; if
+	// set, it must name the service's control plane.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="controlPlaneRef is immutable"
 	ControlPlaneRef *ControlPlaneRef `json:"controlPlaneRef,omitempty"`
 	// serviceRef is the KongService the route sends traffic to; the route lives in that service's control plane.
 	// +optional
@@ -130,6 +132,7 @@ type KongRouteStatus struct {
 }
 
 // KongRoute is a Kong Gateway route configured in Konnect.
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.controlPlaneRef) || !has(oldSelf.spec.controlPlaneRef) || !has(oldSelf.status) || !has(oldSelf.status.conditions) || !oldSelf.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True') || self.spec.controlPlaneRef == oldSelf.spec.controlPlaneRef",message="spec.controlPlaneRef is immutable when an entity is already Programmed"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=kr

@@ -50,6 +50,7 @@ type KongServiceAPISpec struct {
 	// tags of the service in Kong; the operator adds its own k8s-* tags.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:XValidation:rule="self.all(tag, size(tag) >= 1 && size(tag) <= 128)",message="tags entries must not be longer than 128 characters"
 	Tags []string `json:"tags,omitempty"`
 	// tls_verify enables verification of the upstream server's TLS certificate.
 	// +optional
@@ -64,12 +65,12 @@ type KongServiceAPISpec struct {
 }
 
 // KongServiceSpec declares a Kong service in a Konnect control plane.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.controlPlaneRef) || has(self.controlPlaneRef)",message="controlPlaneRef cannot be removed"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.controlPlaneRef) || has(self.controlPlaneRef)",message="controlPlaneRef is required once set"
+// +kubebuilder:validation:XValidation:rule="!has(self.controlPlaneRef) || self.controlPlaneRef.type != 'kic'",message="KIC is not supported as control plane"
 type KongServiceSpec struct {
-	// controlPlaneRef is the control plane the service lives in. It cannot change: delete and recreate the object
-	// to move a service.
+	// controlPlaneRef is the control plane the service lives in (type konnectNamespacedRef). It cannot change once
+	// the service is Programmed: delete and recreate the object to move a service.
 	// +required
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="controlPlaneRef is immutable"
 	ControlPlaneRef *ControlPlaneRef `json:"controlPlaneRef,omitempty"`
 
 	KongServiceAPISpec `json:",inline"`
@@ -90,6 +91,7 @@ type KongServiceStatus struct {
 }
 
 // KongService is a Kong Gateway service configured in Konnect.
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.controlPlaneRef) || !has(oldSelf.spec.controlPlaneRef) || !has(oldSelf.status) || !has(oldSelf.status.conditions) || !oldSelf.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True') || self.spec.controlPlaneRef == oldSelf.spec.controlPlaneRef",message="spec.controlPlaneRef is immutable when an entity is already Programmed"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=ks

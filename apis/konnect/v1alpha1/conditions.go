@@ -12,6 +12,13 @@ const (
 	ConditionControlPlaneRefValid = "ControlPlaneRefValid"
 	// ConditionKongServiceRefValid is True when a KongRoute's KongService exists and is Programmed.
 	ConditionKongServiceRefValid = "KongServiceRefValid"
+	// ConditionMembersRefValid is True when every member of a control plane group exists in Konnect.
+	ConditionMembersRefValid = "MembersRefValid"
+	// ConditionCredentialsValid is True when every credential Secret of a KongConsumer exists and is usable.
+	ConditionCredentialsValid = "CredentialsValid"
+	// ConditionKongConsumerGroupRefsValid is False when a KongConsumer names consumer groups, which this operator
+	// does not synchronise.
+	ConditionKongConsumerGroupRefsValid = "KongConsumerGroupRefsValid"
 )
 
 // Condition reasons.
@@ -34,6 +41,12 @@ const (
 	ReasonInvalid = "Invalid"
 	// ReasonInvalidSpec: the object cannot be used as written (e.g. its Secret lacks the token key).
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonDeleting: the object is being deleted and waits for what depends on it.
+	ReasonDeleting = "Deleting"
+	// ReasonNotFound: the mirrored control plane does not exist in Konnect.
+	ReasonNotFound = "NotFound"
+	// ReasonUnsupported: the object uses a feature this operator does not synchronise.
+	ReasonUnsupported = "Unsupported"
 	// ReasonUnreachable: Konnect could not be reached to check the token; it is retried with backoff.
 	ReasonUnreachable = "Unreachable"
 )

@@ -1,6 +1,7 @@
 package v1alpha2
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
@@ -58,15 +59,84 @@ type CreateControlPlaneRequest struct {
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
-// KonnectGatewayControlPlaneSpec declares a Konnect gateway control plane.
-type KonnectGatewayControlPlaneSpec struct {
-	// createControlPlaneRequest is the control plane to create and keep as declared in Konnect.
+// EntitySource says where a Konnect entity comes from.
+// +kubebuilder:validation:Enum=Origin;Mirror
+type EntitySource string
+
+const (
+	// EntitySourceOrigin: the operator creates the control plane and keeps it as declared.
+	EntitySourceOrigin EntitySource = "Origin"
+	// EntitySourceMirror: the control plane exists in Konnect already; the operator only looks it up by ID, so
+	// that other objects can reference it, and never changes or deletes it.
+	EntitySourceMirror EntitySource = "Mirror"
+)
+
+// KonnectIDType is the ID of a Konnect entity.
+// +kubebuilder:validation:Pattern=`^[0-9a-f]{8}(?:\-[0-9a-f]{4}){3}-[0-9a-f]{12}$`
+type KonnectIDType string
+
+// MirrorSpec names the Konnect control plane a Mirror stands for.
+type MirrorSpec struct {
+	// konnect holds the control plane's Konnect ID.
 	// +required
-	CreateControlPlaneRequest CreateControlPlaneRequest `json:"createControlPlaneRequest"`
+	Konnect MirrorKonnect `json:"konnect"`
+}
+
+// MirrorKonnect is the Konnect side of a mirror.
+type MirrorKonnect struct {
+	// id of the control plane in Konnect.
+	// +required
+	ID KonnectIDType `json:"id"`
+}
+
+// KonnectGatewayControlPlaneSpec declares a Konnect gateway control plane.
+// +kubebuilder:validation:XValidation:rule="!has(self.source) || self.source != 'Mirror' || !has(self.createControlPlaneRequest)",message="createControlPlaneRequest fields cannot be set for type Mirror"
+// +kubebuilder:validation:XValidation:rule="!has(self.source) || self.source != 'Mirror' || has(self.mirror)",message="mirror field must be set for type Mirror"
+// +kubebuilder:validation:XValidation:rule="(has(self.source) && self.source == 'Mirror') || !has(self.mirror)",message="mirror field cannot be set for type Origin"
+// +kubebuilder:validation:XValidation:rule="(has(self.source) && self.source == 'Mirror') || has(self.createControlPlaneRequest)",message="spec.createControlPlaneRequest must be set for type Origin"
+// +kubebuilder:validation:XValidation:rule="!has(self.source) && !has(oldSelf.source) ? true : (has(self.source) && has(oldSelf.source) && self.source == oldSelf.source)",message="spec.source is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.members) || (has(self.createControlPlaneRequest) && has(self.createControlPlaneRequest.cluster_type) && self.createControlPlaneRequest.cluster_type == 'CLUSTER_TYPE_CONTROL_PLANE_GROUP')",message="spec.members is only applicable for ControlPlanes that are created as groups"
+// +kubebuilder:validation:XValidation:rule="!has(self.createControlPlaneRequest) || !has(self.createControlPlaneRequest.cluster_type) || self.createControlPlaneRequest.cluster_type != 'CLUSTER_TYPE_K8S_INGRESS_CONTROLLER' || !has(self.createControlPlaneRequest.cloud_gateway)",message="spec.createControlPlaneRequest.cloud_gateway cannot be set for spec.createControlPlaneRequest.cluster_type 'CLUSTER_TYPE_K8S_INGRESS_CONTROLLER'"
+type KonnectGatewayControlPlaneSpec struct {
+	// createControlPlaneRequest is the control plane to create and keep as declared in Konnect (source Origin).
+	// +optional
+	CreateControlPlaneRequest *CreateControlPlaneRequest `json:"createControlPlaneRequest,omitempty"`
+
+	// mirror names the existing Konnect control plane this object stands for (source Mirror).
+	// +optional
+	Mirror *MirrorSpec `json:"mirror,omitempty"`
+
+	// source is Origin (the default: the operator creates and owns the control plane) or Mirror (it exists in
+	// Konnect already and is only looked up). It cannot change.
+	// +optional
+	// +kubebuilder:default=Origin
+	Source *EntitySource `json:"source,omitempty"`
+
+	// members are the KonnectGatewayControlPlanes (in this namespace) that belong to this control plane group;
+	// only for cluster_type CLUSTER_TYPE_CONTROL_PLANE_GROUP. The group's membership in Konnect is kept equal to
+	// this list.
+	// +optional
+	// +listType=atomic
+	Members []corev1.LocalObjectReference `json:"members,omitempty"`
 
 	// konnect says which KonnectAPIAuthConfiguration to use.
-	// +required
-	KonnectConfiguration konnectv1alpha1.KonnectConfiguration `json:"konnect"`
+	// +optional
+	KonnectConfiguration konnectv1alpha1.KonnectConfiguration `json:"konnect,omitempty"`
+}
+
+// IsMirror says whether the object mirrors an existing control plane instead of creating one.
+func (s *KonnectGatewayControlPlaneSpec) IsMirror() bool {
+	return s.Source != nil && *s.Source == EntitySourceMirror
+}
+
+// KonnectEndpoints are the addresses data planes use to reach the control plane.
+type KonnectEndpoints struct {
+	// controlPlane is the endpoint data planes get their configuration from.
+	// +optional
+	ControlPlaneEndpoint string `json:"controlPlane,omitempty"`
+	// telemetry is the endpoint data planes send telemetry to.
+	// +optional
+	TelemetryEndpoint string `json:"telemetry,omitempty"`
 }
 
 // KonnectGatewayControlPlaneStatus is the control plane's state in Konnect.
@@ -74,7 +144,14 @@ type KonnectGatewayControlPlaneStatus struct {
 	konnectv1alpha1.KonnectEntityStatus `json:",inline"`
 	konnectv1alpha1.SyncStatus          `json:",inline"`
 
-	// conditions: Programmed and APIAuthRefValid.
+	// clusterType is the cluster type of the control plane, as Konnect reports it.
+	// +optional
+	ClusterType string `json:"clusterType,omitempty"`
+	// konnectEndpoints are the control plane's endpoints for data planes, as Konnect reports them.
+	// +optional
+	Endpoints *KonnectEndpoints `json:"konnectEndpoints,omitempty"`
+
+	// conditions: Programmed, APIAuthRefValid and, for groups, MembersRefValid.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -89,6 +166,9 @@ type KonnectGatewayControlPlaneStatus struct {
 // +kubebuilder:printcolumn:name="Programmed",type=string,JSONPath=`.status.conditions[?(@.type=="Programmed")].status`
 // +kubebuilder:printcolumn:name="ID",type=string,JSONPath=`.status.id`
 // +kubebuilder:printcolumn:name="OrgID",type=string,JSONPath=`.status.organizationID`
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source`,priority=1
+// +kubebuilder:printcolumn:name="Type",type=string,JSONPath=`.status.clusterType`,priority=1
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.conditions) || !oldSelf.status.conditions.exists(c, c.type == 'Programmed' && c.status == 'True') || self.spec.konnect.authRef == oldSelf.spec.konnect.authRef",message="spec.konnect.authRef is immutable when an entity is already Programmed"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type KonnectGatewayControlPlane struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,0 +1,243 @@
+package konnect
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+)
+
+// A KongConsumer's credentials, declared as Kong Ingress Controller declares them: spec-level `credentials` names
+// Secrets labelled konghq.com/credential=<type> (or, in the older form, with a kongCredType key) whose data holds
+// the credential's fields. Each becomes a credential of the consumer in Konnect, tagged with the consumer's
+// identity and the Secret's name, so it is found again, updated when the Secret changes, and deleted when the
+// consumer no longer names the Secret.
+
+const (
+	// CredentialLabel is the Secret label that gives a credential's type.
+	CredentialLabel = "konghq.com/credential"
+	// legacyCredentialTypeKey is the Secret data key that gave the type before the label existed.
+	legacyCredentialTypeKey = "kongCredType"
+	// TagSecret is the tag key naming the Secret a credential comes from.
+	TagSecret = "k8s-secret"
+)
+
+// credentialParts are a consumer's declared credentials.
+type credentialParts struct {
+	// Owner is the consumer's uid tag, which every credential it owns in Konnect carries.
+	Owner       string       `json:"owner"`
+	Credentials []credential `json:"credentials"`
+}
+
+// credentialFields are the Secret data keys of each type: required ones first, then optional ones.
+var credentialFields = map[CredentialType]struct{ required, optional []string }{
+	CredentialBasicAuth: {required: []string{"username", "password"}},
+	CredentialKeyAuth:   {required: []string{"key"}},
+	CredentialACL:       {required: []string{"group"}},
+	CredentialJWT:       {required: []string{"key"}, optional: []string{"algorithm", "rsa_public_key", "secret"}},
+	CredentialHMACAuth:  {required: []string{"username"}, optional: []string{"secret"}},
+}
+
+// credential is one declared credential. Only the Secret's name and resourceVersion are hashed (exported
+// fields); the values stay out of the object's status.
+type credential struct {
+	Type    CredentialType `json:"type"`
+	Secret  string         `json:"secret"`
+	Version string         `json:"version"`
+	body    map[string]any
+}
+
+// credentialType reads a Secret's credential type.
+func credentialType(s *corev1.Secret) string {
+	if t := s.Labels[CredentialLabel]; t != "" {
+		return t
+	}
+	return string(s.Data[legacyCredentialTypeKey])
+}
+
+// credentialBody turns a Secret into the credential's Konnect body, or says what is wrong with it (a message for the
+// user, naming the Secret).
+func credentialBody(s *corev1.Secret) (CredentialType, map[string]any, string) {
+	raw := credentialType(s)
+	t := CredentialType(raw)
+	fields, ok := credentialFields[t]
+	if !ok {
+		if raw == "" {
+			return "", nil, fmt.Sprintf("Secret %s/%s has no label %s naming the credential type (one of %s)", s.Namespace, s.Name, CredentialLabel, typeList())
+		}
+		return "", nil, fmt.Sprintf("Secret %s/%s: credential type %q is not supported (use one of %s)", s.Namespace, s.Name, raw, typeList())
+	}
+	body := map[string]any{}
+	for _, k := range fields.required {
+		v := string(s.Data[k])
+		if v == "" {
+			return "", nil, fmt.Sprintf("Secret %s/%s: a %s credential needs data key %q", s.Namespace, s.Name, t, k)
+		}
+		body[k] = v
+	}
+	for _, k := range fields.optional {
+		if v := string(s.Data[k]); v != "" {
+			body[k] = v
+		}
+	}
+	return t, body, ""
+}
+
+func typeList() string {
+	names := make([]string, len(CredentialTypes))
+	for i, t := range CredentialTypes {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
+func secretTag(name string) string { return TagSecret + ":" + name }
+
+// Parts of a consumer are its credentials. Consumer groups are reported, not synced.
+func (k ConsumerKind) Parts(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (any, []RefCheck, error) {
+	groups := RefCheck{Type: konnectv1alpha1.ConditionKongConsumerGroupRefsValid, Absent: len(kc.ConsumerGroups) == 0,
+		Advisory: true, Reason: konnectv1alpha1.ReasonUnsupported,
+		Message: fmt.Sprintf("consumerGroups %s are not synchronised: this operator does not manage KongConsumerGroups, so the consumer is in Konnect without these group memberships",
+			strings.Join(kc.ConsumerGroups, ", "))}
+	check := RefCheck{Type: konnectv1alpha1.ConditionCredentialsValid, Absent: len(kc.Credentials) == 0}
+	// The condition stays until the credentials of an earlier declaration are deleted, so a consumer that never had
+	// credentials costs no call.
+	if check.Absent && apimeta.FindStatusCondition(kc.Status.Conditions, check.Type) == nil {
+		return nil, []RefCheck{check, groups}, nil
+	}
+	creds := []credential{}
+	var problems []string
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(kc.Credentials))) {
+		s := &corev1.Secret{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: name}, s); err != nil {
+			if apierrors.IsNotFound(err) {
+				problems = append(problems, fmt.Sprintf("Secret %s/%s not found", kc.Namespace, name))
+				continue
+			}
+			return nil, nil, err
+		}
+		t, body, problem := credentialBody(s)
+		if problem != "" {
+			problems = append(problems, problem)
+			continue
+		}
+		body["tags"] = stringsToAny(append(IdentityTags(k.Name(), kc, nil), secretTag(name)))
+		creds = append(creds, credential{Type: t, Secret: name, Version: s.ResourceVersion, body: body})
+	}
+	if len(problems) > 0 {
+		check.Message = "credentials cannot be synced: " + strings.Join(problems, "; ")
+	} else {
+		check.OK, check.Message = true, fmt.Sprintf("%d credential Secrets are usable", len(creds))
+	}
+	return credentialParts{Owner: uidTag(kc), Credentials: creds}, []RefCheck{check, groups}, nil
+}
+
+// SyncParts makes the consumer's credentials in Konnect the declared ones. It lists the credentials of each type
+// in use (every type when the declaration changed, to remove those no longer named), creates the missing ones,
+// updates the ones that differ (all of them when the declaration changed: Konnect hashes passwords, so their
+// change cannot be seen) and deletes the ones this operator made that are no longer declared. Credentials made by
+// someone else (without the consumer's tag) are left alone.
+func (k ConsumerKind) SyncParts(ctx context.Context, api API, refs Refs, consumerID string, parts any, changed bool) error {
+	p := parts.(credentialParts)
+	types := CredentialTypes
+	if !changed {
+		types = nil
+		for _, c := range p.Credentials {
+			if !slices.Contains(types, c.Type) {
+				types = append(types, c.Type)
+			}
+		}
+	}
+	for _, t := range types {
+		if err := k.syncCredentials(ctx, api, refs.CPID, consumerID, t, p, changed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (ConsumerKind) syncCredentials(ctx context.Context, api API, cpID, consumerID string, t CredentialType, p credentialParts, changed bool) error {
+	// The owner tag filter lists only this consumer's credentials made by this operator.
+	existing, err := api.Credentials(ctx, t, cpID, consumerID, p.Owner)
+	if err != nil {
+		return err
+	}
+	bySecret := map[string][]Entity{}
+	for _, e := range existing {
+		name := tagValue(e.Body["tags"], TagSecret)
+		bySecret[name] = append(bySecret[name], e)
+	}
+	for _, c := range p.Credentials {
+		if c.Type != t {
+			continue
+		}
+		found := bySecret[c.Secret]
+		delete(bySecret, c.Secret)
+		if len(found) == 0 {
+			if _, err := api.CreateCredential(ctx, t, cpID, consumerID, c.body); err != nil {
+				return err
+			}
+			continue
+		}
+		// Extras (e.g. left by a create whose answer was lost) go; the first one is kept.
+		for _, extra := range found[1:] {
+			if err := api.DeleteCredential(ctx, t, cpID, consumerID, extra.ID); err != nil && !IsNotFound(err) {
+				return err
+			}
+		}
+		if changed || Drifted(c.body, found[0].Body, comparableKeys(c.body)) {
+			if err := api.UpdateCredential(ctx, t, cpID, consumerID, found[0].ID, c.body); err != nil {
+				return err
+			}
+		}
+	}
+	// What is left is no longer declared.
+	for _, stale := range bySecret {
+		for _, e := range stale {
+			if err := api.DeleteCredential(ctx, t, cpID, consumerID, e.ID); err != nil && !IsNotFound(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// comparableKeys are the body keys Konnect shows back as sent: not a basic-auth password, which it stores hashed.
+func comparableKeys(body map[string]any) []string {
+	keys := make([]string, 0, len(body))
+	for key := range body {
+		if key != "password" {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// tagValue returns the value of the first "key:value" tag with the key.
+func tagValue(tags any, key string) string {
+	for _, t := range stringList(tags) {
+		if v, ok := strings.CutPrefix(t, key+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func credentialsIndex() RefIndex {
+	return RefIndex{
+		Field:  indexCredentials,
+		Target: &corev1.Secret{},
+		Extract: func(o client.Object) []string {
+			return o.(*configurationv1.KongConsumer).Credentials
+		},
+	}
+}
