@@ -112,7 +112,7 @@ func (k ConsumerKind) Parts(ctx context.Context, c client.Reader, kc *configurat
 	// The condition stays until the credentials of an earlier declaration are deleted, so a consumer that never had
 	// credentials costs no call.
 	if check.Absent && apimeta.FindStatusCondition(kc.Status.Conditions, check.Type) == nil {
-		return nil, []RefCheck{check, groups}, nil
+		return nil, []RefCheck{groups, check}, nil
 	}
 	creds := []credential{}
 	var problems []string
@@ -138,7 +138,7 @@ func (k ConsumerKind) Parts(ctx context.Context, c client.Reader, kc *configurat
 	} else {
 		check.OK, check.Message = true, fmt.Sprintf("%d credential Secrets are usable", len(creds))
 	}
-	return credentialParts{Owner: uidTag(kc), Credentials: creds}, []RefCheck{check, groups}, nil
+	return credentialParts{Owner: uidTag(kc), Credentials: creds}, []RefCheck{groups, check}, nil
 }
 
 // SyncParts makes the consumer's credentials in Konnect the declared ones. It lists the credentials of each type

@@ -273,7 +273,7 @@ func (s *Server) deleteControlPlane(w http.ResponseWriter, r *http.Request, o *o
 	id := r.PathValue("controlPlaneId")
 	s.mu.Lock()
 	_, found := o.controlPlanes[id]
-	delete(o.controlPlanes, id)
+	o.deleteControlPlaneLocked(id)
 	s.mu.Unlock()
 	if !found {
 		s.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))

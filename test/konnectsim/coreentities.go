@@ -50,6 +50,10 @@ type kindSpec struct {
 	prepare func(body object) []errorDetail
 	// check validates the whole entity once defaults are applied.
 	check func(obj object) []errorDetail
+	// parent is the field naming the entity an entity belongs to ("service" for routes, "consumer" for
+	// credentials), and parentSpec its kind.
+	parent     string
+	parentSpec *kindSpec
 }
 
 var (
@@ -175,6 +179,7 @@ var routeSpec = &kindSpec{
 		}
 	},
 	unique: []string{"name"},
+	parent: "service",
 	check: func(obj object) []errorDetail {
 		var bad []errorDetail
 		for i, p := range stringList(obj["paths"]) {
@@ -204,6 +209,14 @@ var routeSpec = &kindSpec{
 		}
 		return bad
 	},
+}
+
+// Credentials (consumercredentials.go) nest under consumers.
+func init() {
+	for _, k := range []*kindSpec{basicAuthSpec, keyAuthSpec, aclSpec, jwtSpec, hmacAuthSpec} {
+		k.parentSpec = consumerSpec
+	}
+	routeSpec.parentSpec = serviceSpec
 }
 
 var consumerSpec = &kindSpec{
@@ -378,10 +391,10 @@ func isUUID(s string) bool { return uuidPattern.MatchString(s) }
 // coreHandler serves one core entity collection. For routes nested under a
 // service (/services/{serviceId}/routes), serviceIDVar names the path variable.
 type coreHandler struct {
-	s            *Server
-	spec         *kindSpec
-	idVar        string
-	serviceIDVar string
+	s           *Server
+	spec        *kindSpec
+	idVar       string
+	parentIDVar string
 }
 
 // controlPlaneLocked returns the request's control plane, or writes a 404.
@@ -421,18 +434,18 @@ func (h *coreHandler) writableLocked(w http.ResponseWriter, cp *controlPlane) bo
 	return false
 }
 
-// parentServiceLocked resolves the service of a nested route request; ok is
-// false (and a 404 written) when it does not exist.
-func (h *coreHandler) parentServiceLocked(w http.ResponseWriter, r *http.Request, cp *controlPlane) (string, bool) {
-	if h.serviceIDVar == "" {
+// parentLocked resolves the parent of a nested request (a route's service, a
+// credential's consumer); ok is false (and a 404 written) when it does not exist.
+func (h *coreHandler) parentLocked(w http.ResponseWriter, r *http.Request, cp *controlPlane) (string, bool) {
+	if h.parentIDVar == "" {
 		return "", true
 	}
-	svc := (&coreHandler{spec: serviceSpec}).findLocked(cp, r.PathValue(h.serviceIDVar))
-	if svc == nil {
+	parent := (&coreHandler{spec: h.spec.parentSpec}).findLocked(cp, r.PathValue(h.parentIDVar))
+	if parent == nil {
 		writeCoreNotFound(w)
 		return "", false
 	}
-	return str(svc.obj["id"]), true
+	return str(parent.obj["id"]), true
 }
 
 func (h *coreHandler) list(w http.ResponseWriter, r *http.Request, o *org) {
@@ -464,14 +477,14 @@ func (h *coreHandler) list(w http.ResponseWriter, r *http.Request, o *org) {
 		s.mu.Unlock()
 		return
 	}
-	serviceID, ok := h.parentServiceLocked(w, r, cp)
+	parentID, ok := h.parentLocked(w, r, cp)
 	if !ok {
 		s.mu.Unlock()
 		return
 	}
 	var matching []*record
 	for _, rec := range sortedRecords(cp.entities[h.spec.kind]) {
-		if rec.seq > after && h.matches(rec.obj, q, serviceID) {
+		if rec.seq > after && h.matches(rec.obj, q, parentID) {
 			matching = append(matching, rec)
 		}
 	}
@@ -496,8 +509,8 @@ func (h *coreHandler) list(w http.ResponseWriter, r *http.Request, o *org) {
 	writeJSON(w, http.StatusOK, "application/json", body)
 }
 
-func (h *coreHandler) matches(obj object, q url.Values, serviceID string) bool {
-	if serviceID != "" && routeServiceID(obj) != serviceID {
+func (h *coreHandler) matches(obj object, q url.Values, parentID string) bool {
+	if parentID != "" && parentOf(obj, h.spec.parent) != parentID {
 		return false
 	}
 	if tags := q.Get("tags"); tags != "" {
@@ -540,13 +553,13 @@ func (h *coreHandler) get(w http.ResponseWriter, r *http.Request, o *org) {
 		s.mu.Unlock()
 		return
 	}
-	serviceID, ok := h.parentServiceLocked(w, r, cp)
+	parentID, ok := h.parentLocked(w, r, cp)
 	if !ok {
 		s.mu.Unlock()
 		return
 	}
 	rec := h.findLocked(cp, r.PathValue(h.idVar))
-	if rec == nil || serviceID != "" && routeServiceID(rec.obj) != serviceID {
+	if rec == nil || parentID != "" && parentOf(rec.obj, h.spec.parent) != parentID {
 		s.mu.Unlock()
 		writeCoreNotFound(w)
 		return
@@ -590,12 +603,12 @@ func (h *coreHandler) write(w http.ResponseWriter, r *http.Request, o *org, path
 	if cp == nil || !h.writableLocked(w, cp) {
 		return
 	}
-	serviceID, ok := h.parentServiceLocked(w, r, cp)
+	parentID, ok := h.parentLocked(w, r, cp)
 	if !ok {
 		return
 	}
-	if serviceID != "" {
-		body["service"] = map[string]any{"id": serviceID}
+	if parentID != "" {
+		body[h.spec.parent] = map[string]any{"id": parentID}
 	}
 	obj, bad := h.spec.validate(body)
 	if len(bad) > 0 {
@@ -661,12 +674,12 @@ func (h *coreHandler) delete(w http.ResponseWriter, r *http.Request, o *org) {
 	if cp == nil || !h.writableLocked(w, cp) {
 		return
 	}
-	serviceID, ok := h.parentServiceLocked(w, r, cp)
+	parentID, ok := h.parentLocked(w, r, cp)
 	if !ok {
 		return
 	}
 	rec := h.findLocked(cp, r.PathValue(h.idVar))
-	if rec == nil || serviceID != "" && routeServiceID(rec.obj) != serviceID {
+	if rec == nil || parentID != "" && parentOf(rec.obj, h.spec.parent) != parentID {
 		writeCoreNotFound(w)
 		return
 	}
@@ -683,6 +696,6 @@ func (h *coreHandler) delete(w http.ResponseWriter, r *http.Request, o *org) {
 			}
 		}
 	}
-	delete(cp.entities[h.spec.kind], id)
+	cp.deleteLocked(h.spec.kind, id)
 	w.WriteHeader(http.StatusNoContent)
 }

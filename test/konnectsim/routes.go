@@ -19,6 +19,19 @@ const (
 	PathRoute           = PathRoutes + "/{routeId}"
 	PathConsumers       = PathControlPlane + "/core-entities/consumers"
 	PathConsumer        = PathConsumers + "/{consumerId}"
+
+	// Credentials of a consumer; one entity is PathConsumerBasicAuth + "/{credentialId}" and so on.
+	PathConsumerBasicAuth = PathConsumer + "/basic-auth"
+	PathConsumerKeyAuth   = PathConsumer + "/key-auth"
+	PathConsumerACLs      = PathConsumer + "/acls"
+	PathConsumerJWT       = PathConsumer + "/jwt"
+	PathConsumerHMACAuth  = PathConsumer + "/hmac-auth"
+
+	// Members of a control plane group.
+	PathGroupMemberships       = PathControlPlane + "/group-memberships"
+	PathGroupMembershipsAdd    = PathGroupMemberships + "/add"
+	PathGroupMembershipsRemove = PathGroupMemberships + "/remove"
+	PathGroupMemberStatus      = PathControlPlane + "/group-member-status"
 )
 
 func (s *Server) routes() *http.ServeMux {
@@ -31,19 +44,29 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "GET "+PathControlPlane, platformAPI, s.getControlPlane)
 	s.handle(mux, "PATCH "+PathControlPlane, platformAPI, s.updateControlPlane)
 	s.handle(mux, "DELETE "+PathControlPlane, platformAPI, s.deleteControlPlane)
+	s.handle(mux, "GET "+PathGroupMemberships, platformAPI, s.listGroupMembers)
+	s.handle(mux, "PUT "+PathGroupMemberships, platformAPI, s.putGroupMembers)
+	s.handle(mux, "POST "+PathGroupMembershipsAdd, platformAPI, s.addGroupMembers)
+	s.handle(mux, "POST "+PathGroupMembershipsRemove, platformAPI, s.removeGroupMembers)
+	s.handle(mux, "GET "+PathGroupMemberStatus, platformAPI, s.groupMemberStatus)
 
 	for _, c := range []struct {
-		spec         *kindSpec
-		list, one    string
-		idVar        string
-		serviceIDVar string // for routes nested under a service
+		spec        *kindSpec
+		list, one   string
+		idVar       string
+		parentIDVar string // for entities nested under another (routes of a service, credentials of a consumer)
 	}{
 		{spec: serviceSpec, list: PathServices, one: PathService, idVar: "serviceId"},
 		{spec: routeSpec, list: PathRoutes, one: PathRoute, idVar: "routeId"},
 		{spec: consumerSpec, list: PathConsumers, one: PathConsumer, idVar: "consumerId"},
-		{spec: routeSpec, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", serviceIDVar: "serviceId"},
+		{spec: routeSpec, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", parentIDVar: "serviceId"},
+		{spec: basicAuthSpec, list: PathConsumerBasicAuth, one: PathConsumerBasicAuth + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: keyAuthSpec, list: PathConsumerKeyAuth, one: PathConsumerKeyAuth + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: aclSpec, list: PathConsumerACLs, one: PathConsumerACLs + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: jwtSpec, list: PathConsumerJWT, one: PathConsumerJWT + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: hmacAuthSpec, list: PathConsumerHMACAuth, one: PathConsumerHMACAuth + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
 	} {
-		h := &coreHandler{s: s, spec: c.spec, idVar: c.idVar, serviceIDVar: c.serviceIDVar}
+		h := &coreHandler{s: s, spec: c.spec, idVar: c.idVar, parentIDVar: c.parentIDVar}
 		s.handle(mux, "GET "+c.list, coreAPI, h.list)
 		s.handle(mux, "POST "+c.list, coreAPI, h.create)
 		s.handle(mux, "GET "+c.one, coreAPI, h.get)

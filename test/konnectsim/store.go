@@ -21,7 +21,16 @@ const (
 	KindService      Kind = "service"
 	KindRoute        Kind = "route"
 	KindConsumer     Kind = "consumer"
+	// Credentials of consumers.
+	KindBasicAuth Kind = "basic-auth"
+	KindKeyAuth   Kind = "key-auth"
+	KindACL       Kind = "acl"
+	KindJWT       Kind = "jwt"
+	KindHMACAuth  Kind = "hmac-auth"
 )
+
+// coreKinds are the kinds stored in a control plane, in the order Objects lists them.
+var coreKinds = []Kind{KindService, KindRoute, KindConsumer, KindBasicAuth, KindKeyAuth, KindACL, KindJWT, KindHMACAuth}
 
 // object is a stored entity exactly as the API serves it (decoded JSON: string,
 // bool, int64, float64, nil, []any, map[string]any).
@@ -42,16 +51,38 @@ type org struct {
 type controlPlane struct {
 	record
 	entities map[Kind]map[string]*record
+	// members are the IDs of a control plane group's members, in the order they were set.
+	members []string
 }
 
 func newControlPlane(seq int64, obj object) *controlPlane {
-	return &controlPlane{
-		record: record{seq: seq, obj: obj},
-		entities: map[Kind]map[string]*record{
-			KindService:  {},
-			KindRoute:    {},
-			KindConsumer: {},
-		},
+	cp := &controlPlane{record: record{seq: seq, obj: obj}, entities: map[Kind]map[string]*record{}}
+	for _, k := range coreKinds {
+		cp.entities[k] = map[string]*record{}
+	}
+	return cp
+}
+
+// deleteLocked deletes an entity and what Konnect deletes with it: a consumer's credentials.
+func (cp *controlPlane) deleteLocked(kind Kind, id string) {
+	delete(cp.entities[kind], id)
+	if kind != KindConsumer {
+		return
+	}
+	for _, k := range coreKinds {
+		for cid, rec := range cp.entities[k] {
+			if parentOf(rec.obj, "consumer") == id {
+				delete(cp.entities[k], cid)
+			}
+		}
+	}
+}
+
+// deleteControlPlaneLocked deletes a control plane with everything in it, and takes it out of every group.
+func (o *org) deleteControlPlaneLocked(id string) {
+	delete(o.controlPlanes, id)
+	for _, cp := range o.controlPlanes {
+		cp.members = slices.DeleteFunc(cp.members, func(m string) bool { return m == id })
 	}
 }
 
@@ -79,7 +110,7 @@ type Object struct {
 }
 
 // Objects lists everything stored, in every organization: control planes
-// first, each followed by its services, routes and consumers, in creation order.
+// first, each followed by its services, routes, consumers and credentials, in creation order.
 func (s *Server) Objects() []Object {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -95,7 +126,7 @@ func (s *Server) Objects() []Object {
 				Labels:         labelsOf(cp.obj),
 				JSON:           deepCopy(cp.obj).(object),
 			})
-			for _, kind := range []Kind{KindService, KindRoute, KindConsumer} {
+			for _, kind := range coreKinds {
 				for _, e := range sortedRecords(o.controlPlanes[cpID].entities[kind]) {
 					out = append(out, Object{
 						Kind:           kind,
@@ -168,7 +199,7 @@ func (s *Server) Remove(id string) error {
 	case kind == "":
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	case kind == KindControlPlane:
-		delete(o.controlPlanes, id)
+		o.deleteControlPlaneLocked(id)
 	case kind == KindService:
 		for rid, r := range cp.entities[KindRoute] {
 			if routeServiceID(r.obj) == id {
@@ -177,7 +208,7 @@ func (s *Server) Remove(id string) error {
 		}
 		delete(cp.entities[kind], id)
 	default:
-		delete(cp.entities[kind], id)
+		cp.deleteLocked(kind, id)
 	}
 	return nil
 }
@@ -227,11 +258,18 @@ func sortedRecords(m map[string]*record) []*record {
 }
 
 func displayName(kind Kind, obj object) string {
-	if kind == KindConsumer {
+	switch kind {
+	case KindConsumer:
 		if u := str(obj["username"]); u != "" {
 			return u
 		}
 		return str(obj["custom_id"])
+	case KindBasicAuth, KindHMACAuth:
+		return str(obj["username"])
+	case KindKeyAuth, KindJWT:
+		return str(obj["key"])
+	case KindACL:
+		return str(obj["group"])
 	}
 	return str(obj["name"])
 }
@@ -259,9 +297,15 @@ func labelsOf(obj object) map[string]string {
 	return out
 }
 
-func routeServiceID(obj object) string {
-	svc, _ := obj["service"].(map[string]any)
-	return str(svc["id"])
+func routeServiceID(obj object) string { return parentOf(obj, "service") }
+
+// parentOf returns the id in obj's reference field (e.g. a route's service.id, a credential's consumer.id).
+func parentOf(obj object, field string) string {
+	if field == "" {
+		return ""
+	}
+	ref, _ := obj[field].(map[string]any)
+	return str(ref["id"])
 }
 
 // deepCopy copies decoded JSON values.

@@ -1,0 +1,117 @@
+package konnectsim
+
+import (
+	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
+	"slices"
+	"strings"
+)
+
+// Credentials of consumers (the credentials of Kong's auth plugins) are core
+// entities nested under a consumer: /core-entities/consumers/{consumerId}/
+// basic-auth, key-auth, acls, jwt and hmac-auth. They behave like the other
+// core entities (see coreentities.go); Kong's own rules on top:
+//   - basic-auth: username (unique) and password are required; the password is
+//     stored, and returned, as the hex SHA-1 of password + consumer id;
+//   - key-auth: key (unique) is generated when left out; ttl is optional;
+//   - acls: group is required;
+//   - jwt: key (unique) and secret are generated when left out; algorithm
+//     defaults to HS256, and the RSA, ECDSA and EdDSA ones need rsa_public_key;
+//   - hmac-auth: username (unique) is required; secret is generated when left out.
+// Deleting a consumer deletes its credentials.
+
+var jwtAlgorithms = []string{"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "PS384", "PS512", "EdDSA"}
+
+// credentialFields are the fields every credential has.
+func credentialFields(extra map[string]fieldSpec) map[string]fieldSpec {
+	fields := map[string]fieldSpec{"id": {kind: fString}, "tags": tagsField, "consumer": {kind: fObject}}
+	for k, v := range extra {
+		fields[k] = v
+	}
+	return fields
+}
+
+// randomSecret is what Kong generates for a key or secret left out.
+func randomSecret() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func requireFields(obj object, fields ...string) []errorDetail {
+	var missing []string
+	for _, f := range fields {
+		if str(obj[f]) == "" {
+			missing = append(missing, "'"+f+"'")
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return []errorDetail{entityError("missing properties: %s", strings.Join(missing, ", "))}
+}
+
+var basicAuthSpec = &kindSpec{
+	kind:     KindBasicAuth,
+	label:    "basic-auth credential",
+	fields:   credentialFields(map[string]fieldSpec{"username": {kind: fString}, "password": {kind: fString}}),
+	defaults: func() object { return object{} },
+	unique:   []string{"username"},
+	parent:   "consumer",
+	// Kong stores a hash of the password salted with the consumer id, and never returns the password itself.
+	prepare: func(body object) []errorDetail {
+		if p := str(body["password"]); p != "" {
+			sum := sha1.Sum([]byte(p + parentOf(body, "consumer")))
+			body["password"] = hex.EncodeToString(sum[:])
+		}
+		return nil
+	},
+	check: func(obj object) []errorDetail { return requireFields(obj, "username", "password") },
+}
+
+var keyAuthSpec = &kindSpec{
+	kind:     KindKeyAuth,
+	label:    "key-auth credential",
+	fields:   credentialFields(map[string]fieldSpec{"key": {kind: fString}, "ttl": {kind: fInt, min: 0, max: 100000000}}),
+	defaults: func() object { return object{"key": randomSecret()} },
+	unique:   []string{"key"},
+	parent:   "consumer",
+}
+
+var aclSpec = &kindSpec{
+	kind:     KindACL,
+	label:    "acl",
+	fields:   credentialFields(map[string]fieldSpec{"group": {kind: fString}}),
+	defaults: func() object { return object{} },
+	parent:   "consumer",
+	check:    func(obj object) []errorDetail { return requireFields(obj, "group") },
+}
+
+var jwtSpec = &kindSpec{
+	kind:  KindJWT,
+	label: "jwt credential",
+	fields: credentialFields(map[string]fieldSpec{
+		"key": {kind: fString}, "secret": {kind: fString}, "rsa_public_key": {kind: fString},
+		"algorithm": {kind: fString, enum: jwtAlgorithms},
+	}),
+	defaults: func() object { return object{"key": randomSecret(), "secret": randomSecret(), "algorithm": "HS256"} },
+	unique:   []string{"key"},
+	parent:   "consumer",
+	check: func(obj object) []errorDetail {
+		if alg := str(obj["algorithm"]); !slices.Contains([]string{"HS256", "HS384", "HS512"}, alg) && str(obj["rsa_public_key"]) == "" {
+			return []errorDetail{fieldError("rsa_public_key", "required for algorithm %s", alg)}
+		}
+		return nil
+	},
+}
+
+var hmacAuthSpec = &kindSpec{
+	kind:     KindHMACAuth,
+	label:    "hmac-auth credential",
+	fields:   credentialFields(map[string]fieldSpec{"username": {kind: fString}, "secret": {kind: fString}}),
+	defaults: func() object { return object{"secret": randomSecret()} },
+	unique:   []string{"username"},
+	parent:   "consumer",
+	check:    func(obj object) []errorDetail { return requireFields(obj, "username") },
+}
