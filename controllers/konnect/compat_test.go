@@ -1,6 +1,7 @@
 package konnect
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -117,7 +118,7 @@ func TestKGOManifestsApply(t *testing.T) {
 	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(text), 4096)
 	for {
 		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err == io.EOF {
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			t.Fatal(err)
@@ -266,7 +267,7 @@ func TestMirrorControlPlane(t *testing.T) {
 	}
 	e.eventually(30*time.Second, "mirror deleted", func() error {
 		if err := e.get(&konnectv1alpha2.KonnectGatewayControlPlane{}, "mirror"); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there: %v", err)
+			return fmt.Errorf("still there: %w", err)
 		}
 		return nil
 	})

@@ -17,11 +17,13 @@ import (
 //   - key-auth: key (unique) is generated when left out; ttl is optional;
 //   - acls: group is required;
 //   - jwt: key (unique) and secret are generated when left out; algorithm
-//     defaults to HS256, and the RSA, ECDSA and EdDSA ones need rsa_public_key;
+//     defaults to HS256, and every algorithm but the HMAC ones (HS*) needs rsa_public_key;
 //   - hmac-auth: username (unique) is required; secret is generated when left out.
 // Deleting a consumer deletes its credentials.
 
-var jwtAlgorithms = []string{"HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "PS384", "PS512", "EdDSA"}
+// jwtAlgorithms are the algorithms Konnect's API accepts for a jwt credential.
+var jwtAlgorithms = []string{"ES256", "ES256K", "ES384", "ES512", "ESB256", "ESB320", "ESB384", "ESB512", "ESP256", "ESP384",
+	"ESP512", "Ed25519", "Ed448", "EdDSA", "HS256", "HS384", "HS512", "PS256", "PS384", "PS512", "RS256", "RS384", "RS512"}
 
 // credentialFields are the fields every credential has.
 func credentialFields(extra map[string]fieldSpec) map[string]fieldSpec {
