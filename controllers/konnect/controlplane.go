@@ -92,7 +92,14 @@ func (ControlPlaneKind) Parts(ctx context.Context, c client.Reader, cp *konnectv
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	check.OK, check.Message = true, fmt.Sprintf("all %d members exist in Konnect", len(ids))
+	names := make([]string, len(cp.Spec.Members))
+	for i, m := range cp.Spec.Members {
+		names[i] = m.Name
+	}
+	check.OK, check.Message = true, "members exist in Konnect: "+strings.Join(names, ", ")
+	if len(names) == 0 {
+		check.Message = "the group has no members"
+	}
 	return ids, []RefCheck{check}, nil
 }
 

@@ -136,7 +136,7 @@ func (k ConsumerKind) Parts(ctx context.Context, c client.Reader, kc *configurat
 	if len(problems) > 0 {
 		check.Message = "credentials cannot be synced: " + strings.Join(problems, "; ")
 	} else {
-		check.OK, check.Message = true, fmt.Sprintf("%d credential Secrets are usable", len(creds))
+		check.OK, check.Message = true, fmt.Sprintf("credential Secrets usable: %s", strings.Join(kc.Credentials, ", "))
 	}
 	return credentialParts{Owner: uidTag(kc), Credentials: creds}, []RefCheck{groups, check}, nil
 }

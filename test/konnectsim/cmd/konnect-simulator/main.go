@@ -54,9 +54,10 @@ func main() {
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: konnect-simulator [flags]
 
-Serves a simulated Kong Konnect API (organizations/me, control planes, and the
-services, routes and consumers of each control plane) over HTTP on a loopback
-address, with bearer-token authentication, rate limiting and fault injection.
+Serves a simulated Kong Konnect API (organizations/me, control planes and
+control plane group memberships, and the services, routes, consumers and
+consumer credentials of each control plane) over HTTP on a loopback address,
+with bearer-token authentication, rate limiting and fault injection.
 Test knobs are also reachable over HTTP under /_simulator (see package
 test/konnectsim). Stops on SIGINT or SIGTERM.
 
