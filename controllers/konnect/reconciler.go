@@ -248,6 +248,7 @@ func (r *Reconciler[T]) syncMirror(ctx context.Context, api API, obj T, refs Ref
 	e, err := api.GetControlPlane(ctx, id)
 	if IsNotFound(err) {
 		r.Kind.SetState(obj, State{})
+		r.written.Delete(obj.GetUID())
 		r.setProgrammed(obj, false, konnectv1alpha1.ReasonNotFound, fmt.Sprintf("%s %s does not exist in Konnect (organization %s)", r.Kind.Type(), id, refs.Auth.Status.OrganizationID))
 		return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
 	}

@@ -300,62 +300,62 @@ func (a *sdkAPI) List(ctx context.Context, t EntityType, cpID, tag string) ([]En
 		if t == TypeControlPlane {
 			return a.listControlPlanes(ctx, tag, &out)
 		}
-		var tags, offset *string
-		if tag != "" {
-			tags = &tag
-		}
-		for {
-			items, next, err := a.listPage(ctx, t, cpID, entityPageSize, tags, offset)
-			if err != nil {
-				return err
-			}
-			for _, item := range items {
-				e, err := toEntity(item)
-				if err != nil {
-					return err
-				}
-				out = append(out, e)
-			}
-			if next == nil || *next == "" {
-				return nil
-			}
-			offset = next
-		}
+		var err error
+		out, err = allPages(tag, func(size int64, tags, offset *string) ([]any, *string, error) {
+			return a.listPage(ctx, t, cpID, size, tags, offset)
+		})
+		return err
 	})
 	return out, err
 }
 
+// allPages reads every page of a core entity list filtered by tag ("" for none), following the offsets.
+func allPages(tag string, page func(size int64, tags, offset *string) ([]any, *string, error)) ([]Entity, error) {
+	var tags, offset *string
+	if tag != "" {
+		tags = &tag
+	}
+	var out []Entity
+	for {
+		items, next, err := page(entityPageSize, tags, offset)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
+			e, err := toEntity(item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, e)
+		}
+		if next == nil || *next == "" {
+			return out, nil
+		}
+		offset = next
+	}
+}
+
 // listPage reads one page of gateway entities; next is the offset of the following page ("" or nil at the end).
 func (a *sdkAPI) listPage(ctx context.Context, t EntityType, cpID string, size int64, tags, offset *string) ([]any, *string, error) {
-	var items []any
 	switch t {
 	case TypeService:
 		resp, err := a.sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}
-		for _, s := range resp.Object.Data {
-			items = append(items, s)
-		}
-		return items, resp.Object.Offset, nil
+		return anyPage(resp.Object.Data, resp.Object.Offset)
 	case TypeRoute:
 		resp, err := a.sdk.Routes.ListRoute(ctx, operations.ListRouteRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}
-		for _, r := range resp.Object.Data {
-			items = append(items, r)
-		}
-		return items, resp.Object.Offset, nil
+		return anyPage(resp.Object.Data, resp.Object.Offset)
 	case TypeConsumer:
 		resp, err := a.sdk.Consumers.ListConsumer(ctx, operations.ListConsumerRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}
-		for _, c := range resp.Object.Data {
-			items = append(items, c)
-		}
-		return items, resp.Object.Offset, nil
+		return anyPage(resp.Object.Data, resp.Object.Offset)
 	}
 	return nil, nil, fmt.Errorf("unknown entity type %q", t)
 }
@@ -546,4 +546,13 @@ func retryAfter(h string) time.Duration {
 		d = 0
 	}
 	return min(d, maxRetryAfter)
+}
+
+// anyPage turns one page of SDK models into items for toEntity, with the offset of the next page.
+func anyPage[T any](data []T, next *string) ([]any, *string, error) {
+	items := make([]any, len(data))
+	for i := range data {
+		items[i] = data[i]
+	}
+	return items, next, nil
 }

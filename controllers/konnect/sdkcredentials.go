@@ -13,34 +13,16 @@ import (
 func (a *sdkAPI) Credentials(ctx context.Context, t CredentialType, cpID, consumerID, tag string) ([]Entity, error) {
 	var out []Entity
 	err := a.call(ctx, "list "+string(t)+" credentials", func(ctx context.Context) error {
-		var tags, offset *string
-		if tag != "" {
-			tags = &tag
-		}
-		size := int64(entityPageSize)
-		for {
-			items, next, err := a.credentialPage(ctx, t, cpID, consumerID, size, tags, offset)
-			if err != nil {
-				return err
-			}
-			for _, item := range items {
-				e, err := toEntity(item)
-				if err != nil {
-					return err
-				}
-				out = append(out, e)
-			}
-			if next == nil || *next == "" {
-				return nil
-			}
-			offset = next
-		}
+		var err error
+		out, err = allPages(tag, func(size int64, tags, offset *string) ([]any, *string, error) {
+			return a.credentialPage(ctx, t, cpID, consumerID, size, tags, offset)
+		})
+		return err
 	})
 	return out, err
 }
 
 func (a *sdkAPI) credentialPage(ctx context.Context, t CredentialType, cpID, consumerID string, size int64, tags, offset *string) ([]any, *string, error) {
-	var items []any
 	switch t {
 	case CredentialBasicAuth:
 		resp, err := a.sdk.BasicAuthCredentials.ListBasicAuthWithConsumer(ctx, operations.ListBasicAuthWithConsumerRequest{
@@ -48,50 +30,35 @@ func (a *sdkAPI) credentialPage(ctx context.Context, t CredentialType, cpID, con
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}
-		for _, c := range resp.Object.Data {
-			items = append(items, c)
-		}
-		return items, resp.Object.Offset, nil
+		return anyPage(resp.Object.Data, resp.Object.Offset)
 	case CredentialKeyAuth:
 		resp, err := a.sdk.APIKeys.ListKeyAuthWithConsumer(ctx, operations.ListKeyAuthWithConsumerRequest{
 			ControlPlaneID: cpID, ConsumerIDForNestedEntities: consumerID, Size: &size, Tags: tags, Offset: offset})
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}
-		for _, c := range resp.Object.Data {
-			items = append(items, c)
-		}
-		return items, resp.Object.Offset, nil
+		return anyPage(resp.Object.Data, resp.Object.Offset)
 	case CredentialACL:
 		resp, err := a.sdk.ACLs.ListACLWithConsumer(ctx, operations.ListACLWithConsumerRequest{
 			ControlPlaneID: cpID, ConsumerIDForNestedEntities: consumerID, Size: &size, Tags: tags, Offset: offset})
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}
-		for _, c := range resp.Object.Data {
-			items = append(items, c)
-		}
-		return items, resp.Object.Offset, nil
+		return anyPage(resp.Object.Data, resp.Object.Offset)
 	case CredentialJWT:
 		resp, err := a.sdk.JWTs.ListJwtWithConsumer(ctx, operations.ListJwtWithConsumerRequest{
 			ControlPlaneID: cpID, ConsumerIDForNestedEntities: consumerID, Size: &size, Tags: tags, Offset: offset})
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}
-		for _, c := range resp.Object.Data {
-			items = append(items, c)
-		}
-		return items, resp.Object.Offset, nil
+		return anyPage(resp.Object.Data, resp.Object.Offset)
 	case CredentialHMACAuth:
 		resp, err := a.sdk.HMACAuthCredentials.ListHmacAuthWithConsumer(ctx, operations.ListHmacAuthWithConsumerRequest{
 			ControlPlaneID: cpID, ConsumerIDForNestedEntities: consumerID, Size: &size, Tags: tags, Offset: offset})
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}
-		for _, c := range resp.Object.Data {
-			items = append(items, c)
-		}
-		return items, resp.Object.Offset, nil
+		return anyPage(resp.Object.Data, resp.Object.Offset)
 	}
 	return nil, nil, fmt.Errorf("unknown credential type %q", t)
 }
