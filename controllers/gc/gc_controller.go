@@ -43,7 +43,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ov.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, ov)
+		deleted, err := r.finalize(ctx, ov)
+		if deleted > 0 && err == nil {
+			return ctrl.Result{RequeueAfter: cleanupSettle}, nil
+		}
+		return ctrl.Result{}, err
 	}
 	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
 	if err != nil {
@@ -89,16 +93,22 @@ func succeeded(candidates []*operatorsv1alpha1.OperatorVersion) *operatorsv1alph
 	return nil
 }
 
-// finalize removes a deleted OperatorVersion's cluster-scoped objects, then its finalizer. Namespaced objects are
-// left to Kubernetes garbage collection through their ownerReferences.
-func (r *Reconciler) finalize(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) error {
+// cleanupSettle is how long a deleted OperatorVersion waits after removing objects before it checks again that
+// nothing is left: an install step that read the version just before its deletion may still apply an object.
+const cleanupSettle = time.Second
+
+// finalize removes a deleted OperatorVersion's cluster-scoped objects; once a pass finds none left, it removes the
+// finalizer. It returns how many objects this pass deleted (then the caller checks again after cleanupSettle).
+// Namespaced objects are left to Kubernetes garbage collection through their ownerReferences.
+func (r *Reconciler) finalize(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) (int, error) {
 	if !controllerutil.ContainsFinalizer(ov, installer.Finalizer) {
-		return nil
+		return 0, nil
 	}
 	owned, err := ownership.Owned(ctx, r.Reader, r.RESTMapper(), ov)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	deleted := 0
 	for _, meta := range owned {
 		if meta.Namespace != "" {
 			continue
@@ -111,21 +121,25 @@ func (r *Reconciler) finalize(ctx context.Context, ov *operatorsv1alpha1.Operato
 				if client.IgnoreNotFound(err) == nil {
 					continue
 				}
-				return err
+				return 0, err
 			}
 			ownership.Release(obj, ov)
 			if err := r.Update(ctx, obj); err != nil {
-				return fmt.Errorf("releasing CRD %s: %w", meta.Name, err)
+				return 0, fmt.Errorf("releasing CRD %s: %w", meta.Name, err)
 			}
 			continue
 		}
 		if err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting %s %s of %s: %w", meta.Kind, meta.Name, ov.Name, err)
+			return 0, fmt.Errorf("deleting %s %s of %s: %w", meta.Kind, meta.Name, ov.Name, err)
 		}
+		deleted++
+	}
+	if deleted > 0 {
+		return deleted, nil
 	}
 	patch := client.MergeFrom(ov.DeepCopy())
 	controllerutil.RemoveFinalizer(ov, installer.Finalizer)
-	return client.IgnoreNotFound(r.Patch(ctx, ov, patch))
+	return 0, client.IgnoreNotFound(r.Patch(ctx, ov, patch))
 }
 
 // SetupWithManager registers the loop. Any change to a version of the package may make another collectable.

@@ -251,6 +251,36 @@ func TestDeletingRemovesClusterScopedObjects(t *testing.T) {
 	}
 }
 
+// An install step that read the version just before its deletion may apply an object after the cleanup removed
+// it; the cleanup checks again before it lets the version go, so nothing is left behind.
+func TestDeletingCatchesALateApply(t *testing.T) {
+	setup(t)
+	ctx := t.Context()
+	ns := harness.Namespace(t, c, "install-late")
+	ov := harness.Demo{Namespace: ns, Name: "late.v1.0.0", Version: "1.0.0", Package: "late"}.OperatorVersion()
+	if err := c.Create(ctx, ov); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitDeploymentAndMarkAvailable(t, c, ns, "late-operator", 20*time.Second)
+	harness.WaitPhase(t, c, ns, ov.Name, operatorsv1alpha1.PhaseSucceeded, 20*time.Second)
+	name := installer.ClusterRBACName(ns, ov.Name, "late-operator")
+	role := &rbacv1.ClusterRole{}
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, role); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, ov); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitGone(t, c, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}, 10*time.Second)
+	// The late apply: the same ClusterRole, with the version's labels, right after the cleanup deleted it.
+	late := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: role.Labels}, Rules: role.Rules}
+	if err := c.Create(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitGone(t, c, ov, 30*time.Second)
+	harness.WaitGone(t, c, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}}, 10*time.Second)
+}
+
 func eventReasons(ctx context.Context, namespace, name string) []string {
 	list := &eventsv1.EventList{}
 	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
