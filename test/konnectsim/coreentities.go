@@ -54,7 +54,14 @@ type kindSpec struct {
 	// credentials), and parentSpec its kind.
 	parent     string
 	parentSpec *kindSpec
+	// uniquePerParent lists the fields unique among the entities of one parent (an ACL group per consumer).
+	uniquePerParent []string
+	// noUpdatedAt: Kong's credentials carry created_at only.
+	noUpdatedAt bool
 }
+
+// coreSpecs maps each core entity kind to its spec.
+var coreSpecs = map[Kind]*kindSpec{}
 
 var (
 	// Names of services and routes: letters, digits and . - _ ~ (no spaces or slashes).
@@ -217,6 +224,9 @@ func init() {
 		k.parentSpec = consumerSpec
 	}
 	routeSpec.parentSpec = serviceSpec
+	for _, k := range []*kindSpec{serviceSpec, routeSpec, consumerSpec, basicAuthSpec, keyAuthSpec, aclSpec, jwtSpec, hmacAuthSpec} {
+		coreSpecs[k.kind] = k
+	}
 }
 
 var consumerSpec = &kindSpec{
@@ -388,8 +398,9 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 
 func isUUID(s string) bool { return uuidPattern.MatchString(s) }
 
-// coreHandler serves one core entity collection. For routes nested under a
-// service (/services/{serviceId}/routes), serviceIDVar names the path variable.
+// coreHandler serves one core entity collection. For entities nested under
+// another (/services/{serviceId}/routes, /consumers/{consumerId}/basic-auth),
+// parentIDVar names the parent's path variable.
 type coreHandler struct {
 	s           *Server
 	spec        *kindSpec
@@ -406,14 +417,19 @@ func (h *coreHandler) controlPlaneLocked(w http.ResponseWriter, r *http.Request,
 	return cp
 }
 
-// findLocked finds an entity by ID, or else by name (username for consumers).
-func (h *coreHandler) findLocked(cp *controlPlane, idOrName string) *record {
+// findLocked finds an entity by ID, or else by name (username for consumers,
+// Kong's endpoint key for credentials), among the entities of parentID when it is set.
+func (h *coreHandler) findLocked(cp *controlPlane, idOrName, parentID string) *record {
+	ofParent := func(rec *record) bool { return parentID == "" || parentOf(rec.obj, h.spec.parent) == parentID }
 	recs := cp.entities[h.spec.kind]
 	if rec, ok := recs[idOrName]; ok {
-		return rec
+		if ofParent(rec) {
+			return rec
+		}
+		return nil
 	}
-	for _, rec := range recs {
-		if displayName(h.spec.kind, rec.obj) == idOrName && idOrName != "" {
+	for _, rec := range sortedRecords(recs) {
+		if idOrName != "" && displayName(h.spec.kind, rec.obj) == idOrName && ofParent(rec) {
 			return rec
 		}
 	}
@@ -440,7 +456,7 @@ func (h *coreHandler) parentLocked(w http.ResponseWriter, r *http.Request, cp *c
 	if h.parentIDVar == "" {
 		return "", true
 	}
-	parent := (&coreHandler{spec: h.spec.parentSpec}).findLocked(cp, r.PathValue(h.parentIDVar))
+	parent := (&coreHandler{spec: h.spec.parentSpec}).findLocked(cp, r.PathValue(h.parentIDVar), "")
 	if parent == nil {
 		writeCoreNotFound(w)
 		return "", false
@@ -558,8 +574,8 @@ func (h *coreHandler) get(w http.ResponseWriter, r *http.Request, o *org) {
 		s.mu.Unlock()
 		return
 	}
-	rec := h.findLocked(cp, r.PathValue(h.idVar))
-	if rec == nil || parentID != "" && parentOf(rec.obj, h.spec.parent) != parentID {
+	rec := h.findLocked(cp, r.PathValue(h.idVar), parentID)
+	if rec == nil {
 		s.mu.Unlock()
 		writeCoreNotFound(w)
 		return
@@ -632,13 +648,14 @@ func (h *coreHandler) write(w http.ResponseWriter, r *http.Request, o *org, path
 			return
 		}
 	}
-	for _, field := range h.spec.unique {
+	for _, field := range append(slices.Clone(h.spec.unique), h.spec.uniquePerParent...) {
 		v := str(obj[field])
 		if v == "" {
 			continue
 		}
+		perParent := slices.Contains(h.spec.uniquePerParent, field)
 		for _, other := range recs {
-			if other != existing && str(other.obj[field]) == v {
+			if other != existing && str(other.obj[field]) == v && (!perParent || parentOf(other.obj, h.spec.parent) == parentOf(obj, h.spec.parent)) {
 				s.writeUniqueViolation(w, field, v)
 				return
 			}
@@ -652,7 +669,9 @@ func (h *coreHandler) write(w http.ResponseWriter, r *http.Request, o *org, path
 			obj["id"] = s.newUUIDLocked()
 		}
 		obj["created_at"] = now
-		obj["updated_at"] = now
+		if !h.spec.noUpdatedAt {
+			obj["updated_at"] = now
+		}
 		recs[str(obj["id"])] = &record{seq: s.nextSeqLocked(), obj: obj}
 		if pathID == "" {
 			status = http.StatusCreated
@@ -660,7 +679,9 @@ func (h *coreHandler) write(w http.ResponseWriter, r *http.Request, o *org, path
 	} else {
 		// PUT replaces the entity: what the body leaves out is back to its default.
 		obj["created_at"] = existing.obj["created_at"]
-		obj["updated_at"] = now
+		if !h.spec.noUpdatedAt {
+			obj["updated_at"] = now
+		}
 		existing.obj = obj
 	}
 	writeJSON(w, status, "application/json", deepCopy(obj))
@@ -678,8 +699,8 @@ func (h *coreHandler) delete(w http.ResponseWriter, r *http.Request, o *org) {
 	if !ok {
 		return
 	}
-	rec := h.findLocked(cp, r.PathValue(h.idVar))
-	if rec == nil || parentID != "" && parentOf(rec.obj, h.spec.parent) != parentID {
+	rec := h.findLocked(cp, r.PathValue(h.idVar), parentID)
+	if rec == nil {
 		writeCoreNotFound(w)
 		return
 	}

@@ -18,7 +18,7 @@ type FaultRule struct {
 	// Method matches the HTTP method; "" matches every method.
 	Method string `json:"method,omitempty"`
 	// Path matches the route template, e.g. "/v2/control-planes/{controlPlaneId}/core-entities/services"
-	// (see the Endpoint* constants); "" matches every endpoint.
+	// (see the Path* constants); "" matches every endpoint.
 	Path string `json:"path,omitempty"`
 	// Status is the answered status; 500 when 0 (502 for a lost response).
 	Status int `json:"status,omitempty"`
@@ -198,7 +198,7 @@ func (s *Server) faultLocked(method, path string) (faultDecision, bool) {
 }
 
 // Counters returns the number of requests received per endpoint, keyed
-// "METHOD /template" (see the Endpoint* constants), including requests that
+// "METHOD /template" (see the Path* constants), including requests that
 // were rejected (401, 429) or failed by fault injection. Requests that match
 // no endpoint are counted under "METHOD unmatched".
 func (s *Server) Counters() map[string]int64 {

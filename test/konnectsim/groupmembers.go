@@ -17,6 +17,8 @@ import (
 //   - POST   .../group-memberships/add      adds the listed members (204)
 //   - POST   .../group-memberships/remove   removes the listed members (204)
 //   - GET    .../group-member-status        {"is_member": bool} for any control plane
+//   - GET    .../group-status                {"item": {id, created_at, updated_at, state, conflicts}}:
+//     state CONFLICT when members hold entities of one kind with the same id or unique name
 // A group that does not exist is 404; a control plane that is not a group, an
 // unknown member or a member that is a group is 400. Deleting a control plane
 // takes it out of every group.
@@ -105,7 +107,7 @@ func (s *Server) memberIDsLocked(r *http.Request, o *org) ([]string, []invalidPa
 		case cp == nil:
 			bad = append(bad, invalidParameter{Field: field, Rule: "invalid", Source: "body", Reason: fmt.Sprintf("control plane %s not found", id)})
 		case clusterType(cp) == groupClusterType:
-			bad = append(bad, invalidParameter{Field: field, Rule: "invalid", Source: "body", Reason: "a control plane group cannot be a member of a group"})
+			bad = append(bad, invalidParameter{Field: field, Rule: "invalid", Source: "body", Reason: fmt.Sprintf("control plane %s is a control plane group, which cannot be a member of a group", id)})
 		case !slices.Contains(ids, id):
 			ids = append(ids, id)
 		}
@@ -173,6 +175,61 @@ func (s *Server) groupMemberStatus(w http.ResponseWriter, r *http.Request, o *or
 		return
 	}
 	writeJSON(w, http.StatusOK, "application/json", map[string]any{"is_member": member})
+}
+
+// groupStatus reports the conflicts Konnect finds when it merges the members'
+// configurations: an entity whose id or unique name (service name, consumer
+// username, credential key...) an earlier member already has.
+func (s *Server) groupStatus(w http.ResponseWriter, r *http.Request, o *org) {
+	s.mu.Lock()
+	group, status, msg := groupLocked(r, o)
+	if group == nil {
+		s.mu.Unlock()
+		s.writeProblem(w, status, msg)
+		return
+	}
+	conflicts := []any{}
+	seen := map[string]bool{}
+	for _, memberID := range group.members {
+		member := o.controlPlanes[memberID]
+		if member == nil {
+			continue
+		}
+		for _, kind := range coreKinds {
+			for _, rec := range sortedRecords(member.entities[kind]) {
+				id := str(rec.obj["id"])
+				keys := []string{string(kind) + " id " + id}
+				for _, field := range coreSpecs[kind].unique {
+					if v := str(rec.obj[field]); v != "" {
+						keys = append(keys, string(kind)+" "+field+" "+v)
+					}
+				}
+				if slices.ContainsFunc(keys, func(k string) bool { return seen[k] }) {
+					conflicts = append(conflicts, map[string]any{
+						"cluster_id":  memberID,
+						"description": fmt.Sprintf("conflicting entity found: ID=%s, Name=%s", id, displayName(kind, rec.obj)),
+						"resource":    map[string]any{"id": id, "type": string(kind)},
+					})
+				}
+				for _, k := range keys {
+					seen[k] = true
+				}
+			}
+		}
+	}
+	state := "OK"
+	if len(conflicts) > 0 {
+		state = "CONFLICT"
+	}
+	item := map[string]any{
+		"id":         group.obj["id"],
+		"created_at": group.obj["created_at"],
+		"updated_at": group.obj["updated_at"],
+		"state":      state,
+		"conflicts":  conflicts,
+	}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, "application/json", map[string]any{"item": item})
 }
 
 // GroupMembers returns the member IDs of the control plane group groupID (nil if there is no such group).

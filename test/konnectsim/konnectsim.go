@@ -9,6 +9,9 @@
 //   - /v2/control-planes/{controlPlaneId}/core-entities/{services,routes,consumers}:
 //     list (size, offset, tags, filter[name][...]), create (POST), get, upsert (PUT), delete
 //   - /v2/control-planes/{controlPlaneId}/core-entities/services/{serviceId}/routes[/{routeId}]
+//   - /v2/control-planes/{controlPlaneId}/core-entities/consumers/{consumerId}/{basic-auth,key-auth,acls,jwt,hmac-auth}[/{id}],
+//     and GET .../core-entities/{basic-auths,key-auths,acls,jwts,hmac-auths}[/{id}]
+//   - /v2/control-planes/{controlPlaneId}/group-memberships[/add|/remove], group-member-status, group-status
 //
 // Answers follow Konnect: the same JSON shapes the SDK decodes, server-side
 // defaults, the platform APIs' application/problem+json errors and the core

@@ -20,18 +20,36 @@ const (
 	PathConsumers       = PathControlPlane + "/core-entities/consumers"
 	PathConsumer        = PathConsumers + "/{consumerId}"
 
-	// Credentials of a consumer; one entity is PathConsumerBasicAuth + "/{credentialId}" and so on.
-	PathConsumerBasicAuth = PathConsumer + "/basic-auth"
-	PathConsumerKeyAuth   = PathConsumer + "/key-auth"
-	PathConsumerACLs      = PathConsumer + "/acls"
-	PathConsumerJWT       = PathConsumer + "/jwt"
-	PathConsumerHMACAuth  = PathConsumer + "/hmac-auth"
+	// Credentials of a consumer: the collections, then one credential of each.
+	PathConsumerBasicAuth           = PathConsumer + "/basic-auth"
+	PathConsumerKeyAuth             = PathConsumer + "/key-auth"
+	PathConsumerACLs                = PathConsumer + "/acls"
+	PathConsumerJWT                 = PathConsumer + "/jwt"
+	PathConsumerHMACAuth            = PathConsumer + "/hmac-auth"
+	PathConsumerBasicAuthCredential = PathConsumerBasicAuth + "/{credentialId}"
+	PathConsumerKeyAuthCredential   = PathConsumerKeyAuth + "/{credentialId}"
+	PathConsumerACLCredential       = PathConsumerACLs + "/{credentialId}"
+	PathConsumerJWTCredential       = PathConsumerJWT + "/{credentialId}"
+	PathConsumerHMACAuthCredential  = PathConsumerHMACAuth + "/{credentialId}"
+
+	// Credentials of every consumer of a control plane (GET only).
+	PathBasicAuths = PathControlPlane + "/core-entities/basic-auths"
+	PathBasicAuth  = PathBasicAuths + "/{credentialId}"
+	PathKeyAuths   = PathControlPlane + "/core-entities/key-auths"
+	PathKeyAuth    = PathKeyAuths + "/{credentialId}"
+	PathACLs       = PathControlPlane + "/core-entities/acls"
+	PathACL        = PathACLs + "/{credentialId}"
+	PathJWTs       = PathControlPlane + "/core-entities/jwts"
+	PathJWT        = PathJWTs + "/{credentialId}"
+	PathHMACAuths  = PathControlPlane + "/core-entities/hmac-auths"
+	PathHMACAuth   = PathHMACAuths + "/{credentialId}"
 
 	// Members of a control plane group.
 	PathGroupMemberships       = PathControlPlane + "/group-memberships"
 	PathGroupMembershipsAdd    = PathGroupMemberships + "/add"
 	PathGroupMembershipsRemove = PathGroupMemberships + "/remove"
 	PathGroupMemberStatus      = PathControlPlane + "/group-member-status"
+	PathGroupStatus            = PathControlPlane + "/group-status"
 )
 
 func (s *Server) routes() *http.ServeMux {
@@ -49,27 +67,37 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "POST "+PathGroupMembershipsAdd, platformAPI, s.addGroupMembers)
 	s.handle(mux, "POST "+PathGroupMembershipsRemove, platformAPI, s.removeGroupMembers)
 	s.handle(mux, "GET "+PathGroupMemberStatus, platformAPI, s.groupMemberStatus)
+	s.handle(mux, "GET "+PathGroupStatus, platformAPI, s.groupStatus)
 
 	for _, c := range []struct {
 		spec        *kindSpec
 		list, one   string
 		idVar       string
 		parentIDVar string // for entities nested under another (routes of a service, credentials of a consumer)
+		readOnly    bool   // GET only
 	}{
 		{spec: serviceSpec, list: PathServices, one: PathService, idVar: "serviceId"},
 		{spec: routeSpec, list: PathRoutes, one: PathRoute, idVar: "routeId"},
 		{spec: consumerSpec, list: PathConsumers, one: PathConsumer, idVar: "consumerId"},
 		{spec: routeSpec, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", parentIDVar: "serviceId"},
-		{spec: basicAuthSpec, list: PathConsumerBasicAuth, one: PathConsumerBasicAuth + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: keyAuthSpec, list: PathConsumerKeyAuth, one: PathConsumerKeyAuth + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: aclSpec, list: PathConsumerACLs, one: PathConsumerACLs + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: jwtSpec, list: PathConsumerJWT, one: PathConsumerJWT + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: hmacAuthSpec, list: PathConsumerHMACAuth, one: PathConsumerHMACAuth + "/{credentialId}", idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: basicAuthSpec, list: PathConsumerBasicAuth, one: PathConsumerBasicAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: keyAuthSpec, list: PathConsumerKeyAuth, one: PathConsumerKeyAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: aclSpec, list: PathConsumerACLs, one: PathConsumerACLCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: jwtSpec, list: PathConsumerJWT, one: PathConsumerJWTCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: hmacAuthSpec, list: PathConsumerHMACAuth, one: PathConsumerHMACAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{spec: basicAuthSpec, list: PathBasicAuths, one: PathBasicAuth, idVar: "credentialId", readOnly: true},
+		{spec: keyAuthSpec, list: PathKeyAuths, one: PathKeyAuth, idVar: "credentialId", readOnly: true},
+		{spec: aclSpec, list: PathACLs, one: PathACL, idVar: "credentialId", readOnly: true},
+		{spec: jwtSpec, list: PathJWTs, one: PathJWT, idVar: "credentialId", readOnly: true},
+		{spec: hmacAuthSpec, list: PathHMACAuths, one: PathHMACAuth, idVar: "credentialId", readOnly: true},
 	} {
 		h := &coreHandler{s: s, spec: c.spec, idVar: c.idVar, parentIDVar: c.parentIDVar}
 		s.handle(mux, "GET "+c.list, coreAPI, h.list)
-		s.handle(mux, "POST "+c.list, coreAPI, h.create)
 		s.handle(mux, "GET "+c.one, coreAPI, h.get)
+		if c.readOnly {
+			continue
+		}
+		s.handle(mux, "POST "+c.list, coreAPI, h.create)
 		s.handle(mux, "PUT "+c.one, coreAPI, h.upsert)
 		s.handle(mux, "DELETE "+c.one, coreAPI, h.delete)
 	}

@@ -231,14 +231,17 @@ func (s *Server) findLocked(id string) (Kind, *record, *org, *controlPlane) {
 }
 
 // touchLocked sets updated_at: an RFC 3339 string on control planes, Unix
-// seconds on core entities (as Konnect does).
+// seconds on core entities (as Konnect does); credentials have none.
 func (s *Server) touchLocked(kind Kind, obj object) {
 	now := s.now()
-	if kind == KindControlPlane {
+	switch {
+	case kind == KindControlPlane:
 		obj["updated_at"] = formatTime(now)
-		return
+	case coreSpecs[kind] != nil && coreSpecs[kind].noUpdatedAt:
+		// Kong's credentials have created_at only.
+	default:
+		obj["updated_at"] = now.Unix()
 	}
-	obj["updated_at"] = now.Unix()
 }
 
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
