@@ -35,15 +35,6 @@ const MaxBundleSize = 1 << 20
 // AnnotationSkipRange is the CSV annotation that holds a bundle's skipRange.
 const AnnotationSkipRange = "olm.skipRange"
 
-// supportedObjectKinds are the kinds, besides the ClusterServiceVersion and CRDs, that ALM's Install loop applies
-// from a bundle (as OLM does). Other kinds are reported as warnings and left out of Manifests.Objects.
-var supportedObjectKinds = map[string]bool{
-	"Service": true, "ConfigMap": true, "Secret": true, "ServiceAccount": true,
-	"Role": true, "RoleBinding": true, "ClusterRole": true, "ClusterRoleBinding": true,
-	"PodDisruptionBudget": true, "PriorityClass": true, "VerticalPodAutoscaler": true,
-	"ServiceMonitor": true, "PrometheusRule": true,
-}
-
 // Bundle is one operator bundle in a catalog: what the index and the resolver need, and the bundle's manifests when
 // the source holds them (bundle directories, ConfigMaps, File-Based Catalogs with olm.bundle.object properties).
 // A Bundle is read-only once indexed.
@@ -298,12 +289,12 @@ func loadBundle(dir, shown string) (*Bundle, []Problem) {
 	for _, obj := range mb.Objects {
 		switch kind := obj.GetKind(); {
 		case kind == opv1alpha1.ClusterServiceVersionKind || kind == "CustomResourceDefinition":
-		case supportedObjectKinds[kind]:
+		case isInstallable(obj):
 			m.Objects = append(m.Objects, obj)
 		default:
 			problems = append(problems, warnf(fileOf[kind+"/"+obj.GetName()], RuleUnsupportedObject,
-				"ALM installs Services, ConfigMaps, Secrets, RBAC, PodDisruptionBudgets, PriorityClasses, ServiceMonitors and PrometheusRules",
-				"%s %s is not installed by ALM", kind, obj.GetName()))
+				"ALM installs CRDs and "+InstallableKindNames(),
+				"%s %s (%s) is not installed by ALM", kind, obj.GetName(), obj.GroupVersionKind().GroupVersion()))
 		}
 	}
 	problems = withBundle(problems, ann.PackageName, mb.CSV.Name)
@@ -504,7 +495,7 @@ func manifestsFromObjects(objects [][]byte) (*Manifests, error) {
 			}
 			m.CRDs = append(m.CRDs, crd)
 		default:
-			if supportedObjectKinds[obj.GetKind()] {
+			if isInstallable(obj) {
 				m.Objects = append(m.Objects, obj)
 			}
 		}
@@ -537,4 +528,9 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+func isInstallable(obj *unstructured.Unstructured) bool {
+	_, ok := Installable(obj.GroupVersionKind().GroupKind())
+	return ok
 }

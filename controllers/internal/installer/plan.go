@@ -20,29 +20,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog"
 )
 
 // AnnotationHash records the hash of the desired content ALM last applied, so unchanged objects are not rewritten.
 const AnnotationHash = "operators.alm.dev/applied-hash"
 
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-
-// supported are the bundle object kinds ALM applies besides CRDs, as OLM does. Optional kinds are applied only when
-// their API is served (ServiceMonitor and PrometheusRule need the Prometheus operator's CRDs).
-var supported = map[schema.GroupKind]struct{ optional bool }{
-	{Group: "", Kind: "Service"}:                                     {},
-	{Group: "", Kind: "ConfigMap"}:                                   {},
-	{Group: "", Kind: "Secret"}:                                      {},
-	{Group: "", Kind: "ServiceAccount"}:                              {},
-	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:               {},
-	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}:        {},
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}:        {},
-	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: {},
-	{Group: "policy", Kind: "PodDisruptionBudget"}:                   {},
-	{Group: "scheduling.k8s.io", Kind: "PriorityClass"}:              {},
-	{Group: "monitoring.coreos.com", Kind: "ServiceMonitor"}:         {optional: true},
-	{Group: "monitoring.coreos.com", Kind: "PrometheusRule"}:         {optional: true},
-}
 
 // InvalidError is an install strategy or bundle object ALM cannot install. Retrying does not help: the
 // OperatorVersion fails and a newer version has to fix it.
@@ -168,16 +152,16 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 			p.CRDs = append(p.CRDs, obj)
 			continue
 		}
-		kind, ok := supported[gvk.GroupKind()]
+		kind, ok := catalog.Installable(gvk.GroupKind())
 		if !ok {
-			return nil, invalidf("spec.objects[%d] is a %s (%s); ALM installs only CRDs and %s", i, gvk.Kind, gvk.GroupVersion(), supportedList())
+			return nil, invalidf("spec.objects[%d] is a %s (%s); ALM installs only CRDs and %s", i, gvk.Kind, gvk.GroupVersion(), catalog.InstallableKindNames())
 		}
 		namespaced, served, err := scope(gvk)
 		if err != nil {
 			return nil, err
 		}
 		if !served {
-			if kind.optional {
+			if kind.Optional {
 				p.Skipped = append(p.Skipped, gvk.Kind+"/"+obj.GetName())
 				continue
 			}
@@ -274,11 +258,3 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-func supportedList() string {
-	var kinds []string
-	for gk := range supported {
-		kinds = append(kinds, gk.Kind)
-	}
-	sort.Strings(kinds)
-	return fmt.Sprint(kinds)
-}

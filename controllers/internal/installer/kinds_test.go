@@ -1,0 +1,53 @@
+package installer
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/test/harness"
+)
+
+// TestEveryKindTheCatalogAcceptsIsInstalled writes a bundle with one object of every kind the catalog accepts,
+// loads it as the catalog does, turns it into an OperatorVersion and plans it: a bundle that validates must install.
+func TestEveryKindTheCatalogAcceptsIsInstalled(t *testing.T) {
+	var extra []map[string]any
+	for _, k := range catalog.InstallableKinds() {
+		obj := map[string]any{
+			"apiVersion": schema.GroupVersion{Group: k.Group, Version: "v1"}.String(),
+			"kind":       k.Kind,
+			"metadata":   map[string]any{"name": "every-" + strings.ToLower(k.Kind)},
+		}
+		extra = append(extra, obj)
+	}
+	dir := harness.WriteBundle(t, t.TempDir(), harness.Demo{Name: "demo.v1.0.0", Version: "1.0.0", ExtraObjects: extra})
+	bundle, problems := catalog.LoadBundle(dir)
+	if catalog.HasErrors(problems) || bundle == nil {
+		t.Fatalf("the bundle does not load: %v", problems)
+	}
+	for _, p := range problems {
+		if p.Rule == catalog.RuleUnsupportedObject {
+			t.Errorf("the catalog drops an installable kind: %v", p)
+		}
+	}
+	ov, err := bundle.OperatorVersion("ns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := func(gvk schema.GroupVersionKind) (bool, bool, error) { return true, true, nil }
+	p, err := NewPlan(ov, served)
+	if err != nil {
+		t.Fatalf("a bundle the catalog accepts cannot be planned: %v", err)
+	}
+	planned := map[schema.GroupKind]bool{}
+	for _, o := range p.All() {
+		planned[o.GroupVersionKind().GroupKind()] = true
+	}
+	for _, k := range catalog.InstallableKinds() {
+		if !planned[k.GroupKind] {
+			t.Errorf("%s is accepted by the catalog but not installed", k.GroupKind)
+		}
+	}
+}
