@@ -65,6 +65,14 @@ verify: generate manifests ## Regenerate code and manifests and fail if anything
 test: tools ## Run every test tier: unit, integration (local control plane) and e2e.
 	go test $(GO_TEST_FLAGS) ./...
 
+# N and PKGS for test-repeat.
+N    ?= 5
+PKGS ?= ./controllers/... ./test/...
+
+.PHONY: test-repeat
+test-repeat: tools ## Run PKGS (default: the integration packages) N times (default 5); print each failing test and how often it failed.
+	hack/test-repeat.sh $(N) $(PKGS)
+
 .PHONY: test-e2e
 test-e2e: tools ## Run only the end-to-end tests.
 	go test $(GO_TEST_FLAGS) ./test/e2e/...

@@ -10,7 +10,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,6 +25,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog"
 	"github.com/almproject/alm/controllers/internal/ownership"
+	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
 )
@@ -206,12 +206,9 @@ func set(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, t s
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, at *operatorsv1alpha1.AppType, st operatorsv1alpha1.AppTypeStatus) error {
-	if equality.Semantic.DeepEqual(at.Status, st) {
-		return nil
-	}
-	patch := client.MergeFrom(at.DeepCopy())
+	orig := at.DeepCopy()
 	at.Status = st
-	return r.Status().Patch(ctx, at, patch)
+	return status.Patch(ctx, r, orig, at)
 }
 
 // SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.

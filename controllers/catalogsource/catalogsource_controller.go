@@ -15,7 +15,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -29,6 +28,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/registry"
 )
 
@@ -167,12 +167,9 @@ func (r *Reconciler) resync() time.Duration {
 }
 
 func (r *Reconciler) writeStatus(ctx context.Context, cs *operatorsv1alpha1.CatalogSource, st operatorsv1alpha1.CatalogSourceStatus) error {
-	if equality.Semantic.DeepEqual(cs.Status, st) {
-		return nil
-	}
-	patch := client.MergeFrom(cs.DeepCopy())
+	orig := cs.DeepCopy()
 	cs.Status = st
-	return r.Status().Patch(ctx, cs, patch)
+	return status.Patch(ctx, r, orig, cs)
 }
 
 func set(st *operatorsv1alpha1.CatalogSourceStatus, cs *operatorsv1alpha1.CatalogSource, t string, s metav1.ConditionStatus, reason, msg string) {

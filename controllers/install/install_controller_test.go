@@ -34,8 +34,12 @@ var (
 	c  client.Client
 )
 
-// installTimeout is short so that the deadline test is quick; the other tests mark Deployments available at once.
-const installTimeout = 6 * time.Second
+// installTimeout is short so that the deadline test is quick. The other tests use patientTimeout: they wait for
+// phases that must hold until the test marks a Deployment available, however slow the machine.
+const (
+	installTimeout = 6 * time.Second
+	patientTimeout = 2 * time.Minute
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(controlplane.RunTests(m, controlplane.Options{
@@ -45,9 +49,15 @@ func TestMain(m *testing.M) {
 
 func setup(t *testing.T) {
 	t.Helper()
+	setupWithTimeout(t, patientTimeout)
+}
+
+// setupWithTimeout starts the Install and GC loops with the given install timeout.
+func setupWithTimeout(t *testing.T, timeout time.Duration) {
+	t.Helper()
 	c = harness.Client(t, cp)
 	harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
-		if err := install.New(mgr, installTimeout).SetupWithManager(mgr); err != nil {
+		if err := install.New(mgr, timeout).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		// The GC loop runs the cleanup finalizer the installer adds.
@@ -141,7 +151,7 @@ func TestWaitsForRequiredCRD(t *testing.T) {
 }
 
 func TestFailsWhenDeploymentIsNotAvailableInTime(t *testing.T) {
-	setup(t)
+	setupWithTimeout(t, installTimeout)
 	ns := harness.Namespace(t, c, "install-timeout")
 	ov := harness.Demo{Namespace: ns, Name: "slow.v1.0.0", Version: "1.0.0", Package: "slow"}.OperatorVersion()
 	if err := c.Create(t.Context(), ov); err != nil {

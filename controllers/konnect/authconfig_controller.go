@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -19,6 +18,7 @@ import (
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	"github.com/almproject/alm/controllers/internal/status"
 )
 
 // AuthConfigReconciler checks KonnectAPIAuthConfigurations: it asks Konnect which organization the token belongs
@@ -49,12 +49,7 @@ func (r *AuthConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	orig := auth.DeepCopy()
 	res, err := r.check(ctx, auth)
-	if !equality.Semantic.DeepEqual(orig.Status, auth.Status) {
-		if perr := r.Status().Patch(ctx, auth, client.MergeFrom(orig)); perr != nil {
-			err = errors.Join(err, fmt.Errorf("writing status of %s: %w", klog.KObj(auth), client.IgnoreNotFound(perr)))
-		}
-	}
-	return res, err
+	return res, errors.Join(err, status.Patch(ctx, r, orig, auth))
 }
 
 // release drops the in-use finalizer once no control plane refers to the auth configuration any more; the watch on

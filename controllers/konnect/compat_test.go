@@ -1,6 +1,7 @@
 package konnect
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
@@ -489,4 +492,46 @@ func TestStoredFormsCompare(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestStaleStatusWriteKeepsTheState: the operator's status write for a mirror is refused as stale, because another
+// client wrote the object in between. The reconcile that follows reads a copy without this process's status;
+// whatever it writes must carry the ID, organization, server URL and cluster type together with Programmed=True.
+func TestStaleStatusWriteKeepsTheState(t *testing.T) {
+	var interleaved atomic.Bool
+	e := newEnv(t, envOptions{syncPeriod: time.Hour, intercept: &interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			cp, ok := obj.(*konnectv1alpha2.KonnectGatewayControlPlane)
+			if ok && sub == "status" && cp.Status.ID != "" && interleaved.CompareAndSwap(false, true) {
+				// Another writer changes the object first, so this write is based on a stale copy.
+				other := &konnectv1alpha2.KonnectGatewayControlPlane{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), other); err != nil {
+					return err
+				}
+				other.Labels = map[string]string{"touched-by": "someone-else"}
+				if err := c.Update(ctx, other); err != nil {
+					return err
+				}
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}})
+	made, err := e.sdk().ControlPlanes.CreateControlPlane(e.ctx, components.CreateControlPlaneRequest{Name: "made-in-the-ui"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := made.ControlPlane.ID
+	e.create(authConfig("auth", e.sim.URL()))
+	mirror := controlPlaneObj("mirror", "auth")
+	mirror.Spec.CreateControlPlaneRequest = nil
+	mirror.Spec.Source = ptrTo(konnectv1alpha2.EntitySourceMirror)
+	mirror.Spec.Mirror = &konnectv1alpha2.MirrorSpec{Konnect: konnectv1alpha2.MirrorKonnect{ID: konnectv1alpha2.KonnectIDType(id)}}
+	e.create(mirror)
+	e.waitProgrammed(mirror, "mirror")
+	if !interleaved.Load() {
+		t.Fatal("the interleaved write never happened")
+	}
+	if mirror.Status.ID != id || mirror.Status.OrgID == "" || mirror.Status.ServerURL == "" || mirror.Status.ClusterType == "" {
+		t.Errorf("Programmed mirror without its state: %+v", mirror.Status)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,6 +23,7 @@ import (
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	"github.com/almproject/alm/controllers/internal/status"
 )
 
 // Finalizer keeps an object until its Konnect entity is deleted.
@@ -56,8 +56,16 @@ type Reconciler[T client.Object] struct {
 	// drifted holds objects whose entity the drift scanner found missing or different.
 	drifted sync.Map // types.UID -> struct{}
 	// written holds the state last written for an object until the cache shows it: a reconcile that reads an older
-	// copy (e.g. triggered by a watch before our own status write arrived) must not create the entity again.
-	written sync.Map // types.UID -> State
+	// copy (e.g. triggered by a watch before our own status write arrived) must not create the entity again, and
+	// a status written from that copy must carry the whole state, not only the condition.
+	written sync.Map // types.UID -> written
+}
+
+// written is what a reconcile last wrote to an object's status: its Konnect state and the entity Konnect answered
+// (for kinds that report fields of it, e.g. a control plane's cluster type and endpoints).
+type written struct {
+	state    State
+	observed *Entity
 }
 
 // Reconcile is: get -> deletion or finalizer -> work -> one status write (only if it changed).
@@ -77,18 +85,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	orig := obj.DeepCopyObject().(T)
 	res, err := r.sync(ctx, obj)
-	return res, errors.Join(err, r.writeStatus(ctx, orig, obj))
-}
-
-func (r *Reconciler[T]) writeStatus(ctx context.Context, orig, obj T) error {
-	if equality.Semantic.DeepEqual(orig, obj) {
-		return nil
-	}
-	// The optimistic lock refuses a write based on a stale copy; the reconcile is then retried on a fresh one.
-	if err := r.Status().Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		return ignoreConflict(fmt.Errorf("writing status of %s %s: %w", r.Kind.Name(), klog.KObj(obj), client.IgnoreNotFound(err)))
-	}
-	return nil
+	return res, errors.Join(err, status.Patch(ctx, r, orig, obj))
 }
 
 // ignoreConflict drops a conflict: our copy was stale, so the newer version's watch event is still on its way
@@ -201,7 +198,7 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 		Sync: konnectv1alpha1.SyncStatus{ObservedHash: hash, LastSyncTime: &metav1.MicroTime{Time: now}},
 	}
 	r.Kind.SetState(obj, st)
-	r.written.Store(obj.GetUID(), st)
+	r.written.Store(obj.GetUID(), written{state: st, observed: entity})
 	r.attempted.Delete(obj.GetUID())
 	r.drifted.Delete(obj.GetUID())
 	if parts != nil && !partsBlocked {
@@ -209,7 +206,7 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 			// The entity is in place; the parts are retried (with an update of the entity: the hash stays unrecorded).
 			st.Sync.ObservedHash = ""
 			r.Kind.SetState(obj, st)
-			r.written.Store(obj.GetUID(), st)
+			r.written.Store(obj.GetUID(), written{state: st, observed: entity})
 			return r.failed(obj, konnectv1alpha1.ReasonUpdateFailed, "update of "+r.Kind.Name()+" parts", err)
 		}
 		r.applyChecks(obj, gone)
@@ -261,25 +258,32 @@ func (r *Reconciler[T]) syncMirror(ctx context.Context, api API, obj T, refs Ref
 	st = State{ID: id, OrgID: refs.Auth.Status.OrganizationID, ServerURL: serverURL,
 		Sync: konnectv1alpha1.SyncStatus{LastSyncTime: &metav1.MicroTime{Time: r.Now()}}}
 	r.Kind.SetState(obj, st)
-	r.written.Store(obj.GetUID(), st)
+	r.written.Store(obj.GetUID(), written{state: st, observed: &e})
 	r.setProgrammed(obj, true, konnectv1alpha1.ReasonProgrammed, fmt.Sprintf("mirrors %s %s", r.Kind.Type(), id))
 	return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
 }
 
-// state is the object's Konnect state, or the state this process last wrote for it if the cache has not caught
-// up yet: a reconcile that reads an older copy (e.g. triggered by a watch before our own status write arrived)
-// must not create the entity a second time.
+// state is the object's Konnect state, or the state this process last wrote for it if the copy read is older: a
+// reconcile that reads an older copy (e.g. triggered by a watch before our own status write arrived, or after
+// that write was refused as stale) must not create the entity a second time. The written state is put back into
+// obj, so that whatever status this reconcile writes carries the ID, server URL and organization together with
+// the Programmed condition.
 func (r *Reconciler[T]) state(obj T) State {
 	st := r.Kind.State(obj)
-	w, ok := r.written.Load(obj.GetUID())
+	v, ok := r.written.Load(obj.GetUID())
 	if !ok {
 		return st
 	}
-	if st.ID == "" || st.Sync.LastSyncTime == nil || st.Sync.LastSyncTime.Before(w.(State).Sync.LastSyncTime) {
-		return w.(State)
+	w := v.(written)
+	if st.ID != "" && st.Sync.LastSyncTime != nil && !st.Sync.LastSyncTime.Before(w.state.Sync.LastSyncTime) {
+		r.written.Delete(obj.GetUID())
+		return st
 	}
-	r.written.Delete(obj.GetUID())
-	return st
+	r.Kind.SetState(obj, w.state)
+	if o, ok := any(r.Kind).(observerKind[T]); ok && w.observed != nil && w.observed.Body != nil {
+		o.Observe(obj, *w.observed)
+	}
+	return w.state
 }
 
 // create creates the entity, or adopts the one an earlier attempt created (found by its k8s-uid tag) if one may
@@ -393,13 +397,13 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 		if n > 0 {
 			r.setProgrammed(obj, false, konnectv1alpha1.ReasonDeleting, fmt.Sprintf(
 				"waiting for the %d objects in this control plane to be deleted: Konnect keeps a mirrored control plane, and anything left in it", n))
-			return ctrl.Result{RequeueAfter: referrerPoll}, r.writeStatus(ctx, orig, obj)
+			return ctrl.Result{RequeueAfter: referrerPoll}, status.Patch(ctx, r, orig, obj)
 		}
 	} else if err := r.deleteEntity(ctx, obj); err != nil {
 		msg := fmt.Sprintf("Konnect delete failed: %v", err)
 		r.setProgrammed(obj, false, konnectv1alpha1.ReasonDeleteFailed, msg)
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, konnectv1alpha1.ReasonDeleteFailed, "Delete", msg)
-		return ctrl.Result{}, errors.Join(err, r.writeStatus(ctx, orig, obj))
+		return ctrl.Result{}, errors.Join(err, status.Patch(ctx, r, orig, obj))
 	}
 	controllerutil.RemoveFinalizer(obj, Finalizer)
 	if err := r.Update(ctx, obj); err != nil {

@@ -22,6 +22,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -68,6 +69,8 @@ type envOptions struct {
 	sim        konnectsim.Options
 	rateLimit  float64
 	workers    int
+	// intercept wraps the operator's client, e.g. to interleave another write with one of the operator's.
+	intercept *interceptor.Funcs
 }
 
 var nsSeq atomic.Int64
@@ -127,6 +130,16 @@ func newEnv(t testing.TB, o envOptions) *env {
 		HealthProbeBindAddress: "0",
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Controller:             config.Controller{SkipNameValidation: ptrTo(true)},
+		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
+			if o.intercept == nil {
+				return client.New(config, options)
+			}
+			c, err := client.NewWithWatch(config, options)
+			if err != nil {
+				return nil, err
+			}
+			return interceptor.NewClient(c, *o.intercept), nil
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

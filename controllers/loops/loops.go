@@ -4,6 +4,7 @@ package loops
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/almproject/alm/controllers/crd"
 	"github.com/almproject/alm/controllers/gc"
 	"github.com/almproject/alm/controllers/install"
+	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/controllers/requirements"
 	"github.com/almproject/alm/controllers/upgrade"
@@ -44,6 +46,10 @@ type Loop struct {
 	Name  string
 	Group string
 	Setup func(ctrl.Manager, Options) error
+	// AddsFinalizers are the finalizers the loop puts on objects; RemovesFinalizers are those it takes off. A
+	// selection of loops that adds a finalizer none of its loops removes would leave deleted objects stuck, so
+	// Select refuses it.
+	AddsFinalizers, RemovesFinalizers []string
 }
 
 // All lists every loop, in start order.
@@ -65,19 +71,20 @@ var All = []Loop{
 	}},
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		return install.New(mgr, o.InstallTimeout).SetupWithManager(mgr)
-	}},
+	}, AddsFinalizers: []string{installer.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		return upgrade.New(mgr, o.InstallTimeout).SetupWithManager(mgr)
-	}},
+	}, AddsFinalizers: []string{installer.Finalizer}},
 	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {
 		return gc.New(mgr).SetupWithManager(mgr)
-	}},
+	}, RemovesFinalizers: []string{installer.Finalizer}},
 }
 
 // Usage explains the --loops flag.
 func Usage() string {
 	return fmt.Sprintf("Comma-separated loops to run: \"all\", a group (%q or %q) or loop names (%s). "+
-		"Run the catalog loops and the lifecycle loops in two managers to scale them apart.",
+		"Run the catalog loops and the lifecycle loops in two managers to scale them apart. "+
+		"install and upgrade need gc, which removes the cleanup finalizer they add.",
 		GroupCatalog, GroupLifecycle, strings.Join(Names(All), ", "))
 }
 
@@ -108,7 +115,34 @@ func Select(spec string) ([]Loop, error) {
 			out = append(out, l)
 		}
 	}
-	return out, nil
+	return out, checkFinalizers(out)
+}
+
+// checkFinalizers refuses a selection in which a loop adds a finalizer that no selected loop removes.
+func checkFinalizers(selected []Loop) error {
+	removed := map[string]bool{}
+	for _, l := range selected {
+		for _, f := range l.RemovesFinalizers {
+			removed[f] = true
+		}
+	}
+	for _, l := range selected {
+		for _, f := range l.AddsFinalizers {
+			if removed[f] {
+				continue
+			}
+			var removers []string
+			for _, other := range All {
+				if slices.Contains(other.RemovesFinalizers, f) {
+					removers = append(removers, other.Name)
+				}
+			}
+			return fmt.Errorf("--loops: the %s loop adds the finalizer %s, which only the %s loop removes: "+
+				"without it deleted objects would never go away; add %s to --loops (or run the %q group)",
+				l.Name, f, strings.Join(removers, ", "), strings.Join(removers, ","), l.Group)
+		}
+	}
+	return nil
 }
 
 // Names returns the loops' names.

@@ -46,3 +46,48 @@ func TestSelect(t *testing.T) {
 		})
 	}
 }
+
+// TestEverySelectionRemovesTheFinalizersItAdds tries every subset of the real loops: a selection Select accepts
+// never adds a finalizer it does not remove, and a refused one says which loop to add.
+func TestEverySelectionRemovesTheFinalizersItAdds(t *testing.T) {
+	names := Names(All)
+	accepted := 0
+	for mask := 0; mask < 1<<len(names); mask++ {
+		var spec []string
+		for i, n := range names {
+			if mask&(1<<i) != 0 {
+				spec = append(spec, n)
+			}
+		}
+		selected, err := Select(strings.Join(spec, ","))
+		if err != nil {
+			if !strings.Contains(err.Error(), "add gc to --loops") {
+				t.Errorf("Select(%v) refused without saying what to add: %v", spec, err)
+			}
+			continue
+		}
+		accepted++
+		removed := map[string]bool{}
+		for _, l := range selected {
+			for _, f := range l.RemovesFinalizers {
+				removed[f] = true
+			}
+		}
+		for _, l := range selected {
+			for _, f := range l.AddsFinalizers {
+				if !removed[f] {
+					t.Errorf("Select(%v) accepted, but %s adds %s and nothing removes it", spec, l.Name, f)
+				}
+			}
+		}
+	}
+	for _, spec := range []string{"all", GroupCatalog, GroupLifecycle, "install,gc", "upgrade,gc"} {
+		if _, err := Select(spec); err != nil {
+			t.Errorf("Select(%q): %v", spec, err)
+		}
+	}
+	if _, err := Select("install,upgrade"); err == nil {
+		t.Error(`Select("install,upgrade") accepted: deleted OperatorVersions would keep their cleanup finalizer`)
+	}
+	t.Logf("%d of %d selections accepted", accepted, 1<<len(names))
+}

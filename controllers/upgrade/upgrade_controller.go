@@ -20,6 +20,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
+	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
 )
 
@@ -116,7 +117,7 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 	if old.Status.Phase == operatorsv1alpha1.PhaseReplacing && old.Status.ReplacedBy == ov.Name {
 		return nil
 	}
-	patch := client.MergeFrom(old.DeepCopy())
+	orig := old.DeepCopy()
 	old.Status.Phase, old.Status.Reason = operatorsv1alpha1.PhaseReplacing, operatorsv1alpha1.ReasonReplacing
 	old.Status.Message = fmt.Sprintf("replaced by %s, which now owns its objects", ov.Name)
 	old.Status.ReplacedBy = ov.Name
@@ -125,7 +126,7 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 		Message: old.Status.Message, ObservedGeneration: old.Generation,
 	})
 	r.Recorder.Eventf(old, ov, corev1.EventTypeNormal, "Replacing", "Upgrade", "Replaced by %s", ov.Name)
-	return r.Status().Patch(ctx, old, patch)
+	return status.Patch(ctx, r, orig, old)
 }
 
 // SetupWithManager registers the loop.

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,7 +34,10 @@ import (
 
 var cp *controlplane.ControlPlane
 
-const installTimeout = 5 * time.Second
+// installTimeout is long: no test here waits for a timeout, and the phases they wait for must hold until the test
+// marks a Deployment available, however slow the machine. A failed rollout is reported as the deployment
+// controller would (ProgressDeadlineExceeded), which fails a version at once.
+const installTimeout = 2 * time.Minute
 
 func TestMain(m *testing.M) {
 	os.Exit(controlplane.RunTests(m, controlplane.Options{
@@ -197,12 +201,19 @@ func TestFailedUpgradeKeepsTheOldVersionAndFailsForward(t *testing.T) {
 	ns := harness.Namespace(t, c, "fail-forward")
 	v1 := install1(t, c, ns)
 
-	// v2's Deployment never becomes available: v2 fails, v1 keeps everything.
+	// v2's pods never become available: v2 fails, v1 keeps everything.
 	v2 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v2.0.0", Version: "2.0.0", Replaces: v1.Name}.OperatorVersion()
 	if err := c.Create(ctx, v2); err != nil {
 		t.Fatal(err)
 	}
-	harness.WaitPhase(t, c, ns, v2.Name, operatorsv1alpha1.PhaseFailed, installTimeout+30*time.Second)
+	harness.WaitDeploymentImage(t, c, ns, ns+"-operator", "alm.local/"+ns+":2.0.0", 20*time.Second)
+	if err := harness.MarkDeploymentFailed(ctx, c, ns, ns+"-operator", "container manager exited with code 2"); err != nil {
+		t.Fatal(err)
+	}
+	failed := harness.WaitPhase(t, c, ns, v2.Name, operatorsv1alpha1.PhaseFailed, 20*time.Second)
+	if failed.Status.Reason != operatorsv1alpha1.ReasonProgressDeadlineExceeded || !strings.Contains(failed.Status.Message, "exited with code 2") {
+		t.Errorf("v2 failed with %s: %q; want ProgressDeadlineExceeded with the pods' reason", failed.Status.Reason, failed.Status.Message)
+	}
 	v1 = harness.WaitPhase(t, c, ns, v1.Name, operatorsv1alpha1.PhaseSucceeded, time.Second)
 	assertOwnedBy(t, c, objectsOf(ns, v1.Name, "only-v1"), v1, false)
 
@@ -211,7 +222,7 @@ func TestFailedUpgradeKeepsTheOldVersionAndFailsForward(t *testing.T) {
 	if err := c.Create(ctx, v3); err != nil {
 		t.Fatal(err)
 	}
-	harness.WaitPhase(t, c, ns, v3.Name, operatorsv1alpha1.PhaseInstalling, 20*time.Second)
+	harness.WaitDeploymentImage(t, c, ns, ns+"-operator", "alm.local/"+ns+":3.0.0", 20*time.Second)
 	harness.WaitDeploymentAndMarkAvailable(t, c, ns, ns+"-operator", 10*time.Second)
 	v3 = harness.WaitPhase(t, c, ns, v3.Name, operatorsv1alpha1.PhaseSucceeded, 20*time.Second)
 	harness.WaitGone(t, c, v2, 30*time.Second)
@@ -227,24 +238,32 @@ func TestRestartsConverge(t *testing.T) {
 	ns := harness.Namespace(t, c, "restarts")
 
 	// Point 1: the install is InstallReady, nothing applied yet.
-	mgr := harness.StartManager(t, cp, lifecycle)
+	point := harness.NewCrashPoint(phaseWritten(ns, "demo.v1.0.0", operatorsv1alpha1.PhaseInstallReady))
+	mgr := harness.StartManager(t, cp, lifecycle, point.Option())
 	v1 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v1.0.0", Version: "1.0.0", ExtraObjects: []map[string]any{onlyIn("only-v1")}}.OperatorVersion()
 	if err := c.Create(ctx, v1); err != nil {
 		t.Fatal(err)
 	}
-	harness.WaitPhase(t, c, ns, v1.Name, operatorsv1alpha1.PhaseInstallReady, 20*time.Second)
-	mgr.Stop()
+	waitCrash(t, point, mgr)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(v1), v1); err != nil || v1.Status.Phase != operatorsv1alpha1.PhaseInstallReady {
+		t.Fatalf("after the crash at InstallReady: phase %q (err %v)", v1.Status.Phase, err)
+	}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: ns + "-operator"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the Deployment exists before the install step ran (err %v)", err)
+	}
 
 	// Point 2: the upgrade has applied v2's objects and waits for the rollout.
 	mgr = harness.StartManager(t, cp, lifecycle)
 	harness.WaitDeploymentAndMarkAvailable(t, c, ns, ns+"-operator", 20*time.Second)
 	v1 = harness.WaitPhase(t, c, ns, v1.Name, operatorsv1alpha1.PhaseSucceeded, 20*time.Second)
+	mgr.Stop()
+	point = harness.NewCrashPoint(phaseWritten(ns, "demo.v2.0.0", operatorsv1alpha1.PhaseInstalling))
+	mgr = harness.StartManager(t, cp, lifecycle, point.Option())
 	v2 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v2.0.0", Version: "2.0.0", Replaces: v1.Name}.OperatorVersion()
 	if err := c.Create(ctx, v2); err != nil {
 		t.Fatal(err)
 	}
-	harness.WaitPhase(t, c, ns, v2.Name, operatorsv1alpha1.PhaseInstalling, 20*time.Second)
-	mgr.Stop()
+	waitCrash(t, point, mgr)
 	harness.WaitDeploymentAndMarkAvailable(t, c, ns, ns+"-operator", 10*time.Second)
 
 	// Point 3: in the middle of adoption — the manager dies after handing over two objects.
@@ -292,6 +311,25 @@ func TestRestartsConverge(t *testing.T) {
 	if err := c.List(ctx, ovs, client.InNamespace(ns)); err != nil || len(ovs.Items) != 1 {
 		t.Errorf("after restarts: OperatorVersions %v (err %v), want only %s", ovs.Items, err, v2.Name)
 	}
+}
+
+// phaseWritten matches the status write that moves the OperatorVersion namespace/name to phase.
+func phaseWritten(namespace, name string, phase operatorsv1alpha1.OperatorVersionPhase) func(client.Object, string) bool {
+	return func(obj client.Object, sub string) bool {
+		ov, ok := obj.(*operatorsv1alpha1.OperatorVersion)
+		return ok && sub == "status" && ov.Namespace == namespace && ov.Name == name && ov.Status.Phase == phase
+	}
+}
+
+// waitCrash waits until mgr reaches its crash point, then stops it.
+func waitCrash(t *testing.T, point *harness.CrashPoint, mgr *harness.Manager) {
+	t.Helper()
+	select {
+	case <-point.Reached:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the manager never reached its crash point")
+	}
+	mgr.Stop()
 }
 
 // consistently checks cond every 100ms for d; it fails at the first error.

@@ -135,14 +135,24 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 	}
 }
 
-// Namespace creates a fresh namespace for one test.
-func Namespace(t testing.TB, c client.Client, name string) string {
+// Namespace creates a fresh namespace for one test, named prefix-<random>, so that a test can run several times
+// against one control plane (go test -count=N).
+func Namespace(t testing.TB, c client.Client, prefix string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
 	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}
-	return name
+	return ns.Name
+}
+
+// EnsureNamespace creates the namespace name unless it exists, for tests that need an exact name (e.g. ALM's own).
+func EnsureNamespace(t testing.TB, c client.Client, name string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := c.Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
 }
 
 // MarkDeploymentAvailable does what the deployment controller and a kubelet would once the Deployment's pods are
@@ -166,6 +176,40 @@ func MarkDeploymentAvailable(ctx context.Context, c client.Client, namespace, na
 		},
 	}
 	return c.Status().Update(ctx, d)
+}
+
+// MarkDeploymentFailed does what the deployment controller does when a Deployment's pods never become available
+// within its progress deadline (e.g. they crash): Progressing=False, reason ProgressDeadlineExceeded, for the
+// current spec.
+func MarkDeploymentFailed(ctx context.Context, c client.Client, namespace, name, message string) error {
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
+		return err
+	}
+	now := metav1.Now()
+	d.Status = appsv1.DeploymentStatus{
+		ObservedGeneration: d.Generation,
+		Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable", Message: message, LastUpdateTime: now, LastTransitionTime: now},
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet has timed out progressing", LastUpdateTime: now, LastTransitionTime: now},
+		},
+	}
+	return c.Status().Update(ctx, d)
+}
+
+// WaitDeploymentImage waits until the Deployment's first container runs image (e.g. an upgrade updated it).
+func WaitDeploymentImage(t testing.TB, c client.Client, namespace, name, image string, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, func() error {
+		d := &appsv1.Deployment{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
+			return err
+		}
+		if got := d.Spec.Template.Spec.Containers[0].Image; got != image {
+			return fmt.Errorf("the Deployment %s/%s runs %s, want %s", namespace, name, got, image)
+		}
+		return nil
+	})
 }
 
 // WaitDeploymentAndMarkAvailable waits for the Deployment to exist and marks it Available.

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -180,7 +182,7 @@ func TestManualApprovalHoldsOnlyItsOwnUpgrade(t *testing.T) {
 	harness.RunKubelet(t, c, nil)
 	startALM(t, "all")
 	// The catalog lives in ALM's namespace and serves both namespaces.
-	harness.Namespace(t, c, almNamespace)
+	harness.EnsureNamespace(t, c, almNamespace)
 	catalogSource(t, c, almNamespace, "shared")
 	bundles := t.TempDir()
 	harness.Publish(t, c, harness.WriteBundle(t, bundles, harness.Demo{Package: "manual", Name: "manual.v1.0.0", Version: "1.0.0"}), "shared", almNamespace)
@@ -258,4 +260,52 @@ func TestTwoManagersSplittingTheLoops(t *testing.T) {
 	harness.Publish(t, c, harness.WriteBundle(t, bundles, harness.Demo{Package: "split", Name: "split.v2.0.0", Version: "2.0.0", Replaces: "split.v1.0.0"}), "ops", ns)
 	waitAppType(t, c, ns, "split", 60*time.Second, installed("2.0.0"))
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "split.v1.0.0"}}, 60*time.Second)
+}
+
+// TestDeletionUnderEveryLoopSelection: with every selection of lifecycle loops that --loops accepts, a deleted
+// OperatorVersion goes away with its cluster-scoped objects (its cleanup finalizer is always removed). The catalog
+// loops do not take part in deletion, and TestEverySelectionRemovesTheFinalizersItAdds (controllers/loops) checks
+// that no accepted selection adds a finalizer it does not remove.
+func TestDeletionUnderEveryLoopSelection(t *testing.T) {
+	c := harness.Client(t, cp)
+	harness.RunKubelet(t, c, nil)
+	for _, spec := range []string{"install,gc", "upgrade,gc", "install,upgrade,gc", "all"} {
+		t.Run(spec, func(t *testing.T) {
+			ns := harness.Namespace(t, c, "delete-"+strings.NewReplacer(",", "-").Replace(spec))
+			v1 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
+			target := v1
+			if !strings.Contains(spec, "install") && spec != "all" {
+				// The upgrade loop installs only versions that replace one: install v1 first with the install loop.
+				installing := startALM(t, "install,gc")
+				if err := c.Create(t.Context(), v1); err != nil {
+					t.Fatal(err)
+				}
+				harness.WaitPhase(t, c, ns, v1.Name, operatorsv1alpha1.PhaseSucceeded, 30*time.Second)
+				installing.Stop()
+				target = harness.Demo{Namespace: ns, Package: ns, Name: "demo.v2.0.0", Version: "2.0.0", Replaces: v1.Name}.OperatorVersion()
+			}
+			startALM(t, spec)
+			if err := c.Create(t.Context(), target); err != nil {
+				t.Fatal(err)
+			}
+			harness.WaitPhase(t, c, ns, target.Name, operatorsv1alpha1.PhaseSucceeded, 30*time.Second)
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(target), target); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(target.Finalizers, "operators.alm.dev/cleanup") {
+				t.Fatalf("%s has no cleanup finalizer: the test would prove nothing", target.Name)
+			}
+			if err := c.Delete(t.Context(), target); err != nil {
+				t.Fatal(err)
+			}
+			harness.WaitGone(t, c, target, 30*time.Second)
+			roles := &rbacv1.ClusterRoleList{}
+			if err := c.List(t.Context(), roles, client.MatchingLabels{operatorsv1alpha1.LabelOwner: target.Name, operatorsv1alpha1.LabelOwnerNamespace: ns}); err != nil {
+				t.Fatal(err)
+			}
+			if len(roles.Items) != 0 {
+				t.Errorf("%d ClusterRoles of the deleted %s are left", len(roles.Items), target.Name)
+			}
+		})
+	}
 }

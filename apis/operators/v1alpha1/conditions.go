@@ -36,9 +36,12 @@ const (
 	ReasonInvalidStrategy    = "InvalidInstallStrategy"
 	ReasonDeploymentNotReady = "DeploymentNotAvailable"
 	ReasonInstallTimeout     = "InstallTimeout"
-	ReasonReplacing          = "Replacing"
-	ReasonSynced             = "Synced"
-	ReasonSourceError        = "SourceError"
-	ReasonBundlesRejected    = "BundlesRejected"
-	ReasonAllBundlesValid    = "AllBundlesValid"
+	// ReasonProgressDeadlineExceeded: a Deployment's rollout exceeded its progressDeadlineSeconds (e.g. its pods
+	// crash); the version fails at once, as OLM's install check does.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	ReasonReplacing                = "Replacing"
+	ReasonSynced                   = "Synced"
+	ReasonSourceError              = "SourceError"
+	ReasonBundlesRejected          = "BundlesRejected"
+	ReasonAllBundlesValid          = "AllBundlesValid"
 )

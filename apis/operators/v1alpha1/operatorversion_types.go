@@ -123,6 +123,11 @@ type OwnedObject struct {
 }
 
 // OperatorVersionStatus reports the install of an OperatorVersion.
+//
+// Who writes it: the Install loop while the version neither replaces nor is replaced by another; the Upgrade loop
+// while it replaces one, and for the version it replaced once it has taken its objects over (phase Replacing,
+// replacedBy). Every write is one merge patch carrying the resourceVersion it was computed from, so a writer working
+// from a stale copy is refused and tries again on a fresh one: no write overwrites a newer status.
 type OperatorVersionStatus struct {
 	// observedGeneration is the generation this status was computed for.
 	// +optional

@@ -145,10 +145,15 @@ func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVer
 	}
 	setCondition(&st, ov, operatorsv1alpha1.ConditionInstalled, metav1.ConditionTrue, operatorsv1alpha1.ReasonInstalled, msg)
 
-	// Readiness: every Deployment rolled out.
-	notReady, err := in.notReady(ctx, ov, plan, st.Phase == operatorsv1alpha1.PhaseSucceeded)
+	// Readiness: every Deployment rolled out; a rollout that failed fails the version at once.
+	notReady, failed, err := in.notReady(ctx, ov, plan, st.Phase == operatorsv1alpha1.PhaseSucceeded)
 	if err != nil {
 		return res, err
+	}
+	if len(failed) > 0 && st.Phase != operatorsv1alpha1.PhaseSucceeded {
+		in.fail(ov, &st, operatorsv1alpha1.ReasonProgressDeadlineExceeded, strings.Join(failed, "; "))
+		res.Status, res.RequeueAfter = st, 10*time.Second
+		return res, nil
 	}
 	if len(notReady) == 0 {
 		in.setPhase(ov, &st, operatorsv1alpha1.PhaseSucceeded, operatorsv1alpha1.ReasonInstalled, "every Deployment is available")
@@ -262,8 +267,7 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 // notReady lists the Deployments of plan that are not rolled out. A Succeeded version ignores a Deployment that a
 // newer version is rolling out (it co-owns it): the old pods keep serving until the rollout is done, and the old
 // version's status must not turn to Installing because of the new version's rollout.
-func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, succeeded bool) ([]string, error) {
-	var out []string
+func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, succeeded bool) (out, failed []string, err error) {
 	for _, name := range plan.Deployments {
 		d := &appsv1.Deployment{}
 		if err := in.Reader.Get(ctx, client.ObjectKey{Namespace: ov.Namespace, Name: name}, d); err != nil {
@@ -271,7 +275,7 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 				out = append(out, fmt.Sprintf("Deployment %s: not found", name))
 				continue
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		if succeeded && coOwnedByAnotherVersion(d, ov) {
 			continue
@@ -279,8 +283,11 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 		if ok, why := DeploymentReady(d); !ok {
 			out = append(out, why)
 		}
+		if bad, why := DeploymentFailed(d); bad {
+			failed = append(failed, why)
+		}
 	}
-	return out, nil
+	return out, failed, nil
 }
 
 func (in *Installer) ensureFinalizer(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) error {

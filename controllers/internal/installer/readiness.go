@@ -14,10 +14,8 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 	if d.Status.ObservedGeneration < d.Generation {
 		return false, fmt.Sprintf("Deployment %s: waiting for the spec change to be observed", d.Name)
 	}
-	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
-			return false, fmt.Sprintf("Deployment %s: progress deadline exceeded: %s", d.Name, c.Message)
-		}
+	if failed, why := DeploymentFailed(d); failed {
+		return false, why
 	}
 	want := int32(1)
 	if d.Spec.Replicas != nil {
@@ -30,7 +28,7 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 		return false, fmt.Sprintf("Deployment %s: %d old replicas pending termination", d.Name, d.Status.Replicas-d.Status.UpdatedReplicas)
 	}
 	if d.Status.AvailableReplicas < want {
-		return false, fmt.Sprintf("Deployment %s: %d of %d updated replicas available", d.Name, d.Status.AvailableReplicas, want)
+		return false, fmt.Sprintf("Deployment %s: %d of %d updated replicas available%s", d.Name, d.Status.AvailableReplicas, want, availableDetail(d))
 	}
 	available := false
 	for _, c := range d.Status.Conditions {
@@ -39,7 +37,32 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 		}
 	}
 	if !available {
-		return false, fmt.Sprintf("Deployment %s: not Available", d.Name)
+		return false, fmt.Sprintf("Deployment %s: not Available%s", d.Name, availableDetail(d))
 	}
 	return true, ""
+}
+
+// DeploymentFailed says whether the rollout of a Deployment's current spec has failed: the deployment controller
+// (or the local node runner) reports Progressing=False with reason ProgressDeadlineExceeded.
+func DeploymentFailed(d *appsv1.Deployment) (bool, string) {
+	if d.Status.ObservedGeneration < d.Generation {
+		return false, ""
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return true, fmt.Sprintf("Deployment %s: progress deadline exceeded: %s%s", d.Name, c.Message, availableDetail(d))
+		}
+	}
+	return false, ""
+}
+
+// availableDetail is the reason and message of a Deployment's Available=False condition, which say why its pods
+// are not available (e.g. a crashing container's exit code and last log lines), or "".
+func availableDetail(d *appsv1.Deployment) string {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse && c.Message != "" {
+			return fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
+		}
+	}
+	return ""
 }

@@ -28,6 +28,8 @@ func TestDeploymentReady(t *testing.T) {
 		{"no Available condition", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}, false, "not Available"},
 		{"progress deadline exceeded", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Conditions: []appsv1.DeploymentCondition{
 			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet x has timed out"}}}, false, "progress deadline exceeded"},
+		{"pods crash: the reason is carried", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "CrashLoopBackOff", Message: "container manager exited with code 2"}}}, false, "0 of 2 updated replicas available (CrashLoopBackOff: container manager exited with code 2)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,6 +37,32 @@ func TestDeploymentReady(t *testing.T) {
 			ready, why := DeploymentReady(d)
 			if ready != tc.ready || !strings.Contains(why, tc.why) {
 				t.Fatalf("DeploymentReady = %v, %q; want %v, %q", ready, why, tc.ready, tc.why)
+			}
+		})
+	}
+}
+
+func TestDeploymentFailed(t *testing.T) {
+	deadline := []appsv1.DeploymentCondition{
+		{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: "ReplicaSet x has timed out"},
+		{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "CrashLoopBackOff", Message: "exit code 2"},
+	}
+	cases := []struct {
+		name   string
+		gen    int64
+		status appsv1.DeploymentStatus
+		failed bool
+	}{
+		{"deadline exceeded for the current spec", 2, appsv1.DeploymentStatus{ObservedGeneration: 2, Conditions: deadline}, true},
+		{"deadline exceeded for an older spec (a newer version just updated it)", 3, appsv1.DeploymentStatus{ObservedGeneration: 2, Conditions: deadline}, false},
+		{"progressing", 2, appsv1.DeploymentStatus{ObservedGeneration: 2}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "op", Generation: tc.gen}, Status: tc.status}
+			failed, why := DeploymentFailed(d)
+			if failed != tc.failed || (failed && !strings.Contains(why, "(CrashLoopBackOff: exit code 2)")) {
+				t.Fatalf("DeploymentFailed = %v, %q; want %v with the pods' reason", failed, why, tc.failed)
 			}
 		})
 	}

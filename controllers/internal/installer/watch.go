@@ -5,7 +5,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/status"
 )
 
 // Watch adds the watches an installing loop needs to b: every OperatorVersion of the same package when one
@@ -78,10 +78,7 @@ func requiring(c client.Client) handler.MapFunc {
 
 // WriteStatus writes st as ov's status if it differs from what is stored: one status write per reconcile.
 func WriteStatus(ctx context.Context, c client.Client, ov *operatorsv1alpha1.OperatorVersion, st operatorsv1alpha1.OperatorVersionStatus) error {
-	if equality.Semantic.DeepEqual(ov.Status, st) {
-		return nil
-	}
-	patch := client.MergeFrom(ov.DeepCopy())
+	orig := ov.DeepCopy()
 	ov.Status = st
-	return c.Status().Patch(ctx, ov, patch)
+	return status.Patch(ctx, c, orig, ov)
 }
