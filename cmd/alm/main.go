@@ -63,14 +63,14 @@ func run(args []string) error {
 	fs.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Elect a leader through a Lease so that only one replica reconciles at a time. Enable when running more than one replica.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
-		"Namespace of the leader election Lease. Default: the namespace ALM runs in (in-cluster), else kube-system.")
+		"Namespace of the leader election Lease. Default: $POD_NAMESPACE, else the namespace ALM runs in (in-cluster), else kube-system.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "",
 		"Name of the leader election Lease. Default: alm-<loops>, so managers running different loop sets do not block each other.")
 	fs.StringVar(&o.loops, "loops", "all", loops.Usage())
 	fs.DurationVar(&o.loopOptions.InstallTimeout, "install-timeout", install.DefaultTimeout,
 		"How long an OperatorVersion may wait for its required CRDs and for its Deployments to become available before it is marked Failed.")
 	fs.StringVar(&o.loopOptions.Namespace, "namespace", "",
-		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: the namespace ALM runs in (in-cluster), else alm-system.")
+		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: $POD_NAMESPACE, else the namespace ALM runs in (in-cluster), else alm-system.")
 	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", 30*time.Second,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
 	fs.Float64Var(&o.qps, "kube-api-qps", 100,
@@ -177,7 +177,12 @@ func newScheme() (*runtime.Scheme, error) {
 }
 
 // defaultNamespace is the namespace ALM runs in when in a cluster, else fallback.
+// defaultNamespace is the namespace ALM runs in: $POD_NAMESPACE (set from the downward API by config/manager), else
+// the in-cluster ServiceAccount's, else fallback.
 func defaultNamespace(fallback string) string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
 	if ns, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(ns) > 0 {
 		return strings.TrimSpace(string(ns))
 	}
