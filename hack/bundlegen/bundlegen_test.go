@@ -94,7 +94,7 @@ func TestPermissionsEqualGeneratedRoles(t *testing.T) {
 	_, ix := generate(t)
 	for _, tc := range []struct {
 		pkg, bundle, roleFile string
-		cluster              bool
+		cluster               bool
 	}{
 		{"konnect-operator", "konnect-operator.v1.0.0", "config/konnect-operator/rbac/role.yaml", true},
 		{"konnect-operator", "konnect-operator.v1.2.0", "config/konnect-operator/rbac/role.yaml", true},

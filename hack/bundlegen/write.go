@@ -86,7 +86,7 @@ func WriteBundle(root string, p *Package, v Version, dir string) error {
 	}
 	files := map[string]any{
 		filepath.Join("manifests", p.Name+".clusterserviceversion.yaml"): csv,
-		filepath.Join("metadata", "annotations.yaml"):                     map[string]any{"annotations": annotations(p, v)},
+		filepath.Join("metadata", "annotations.yaml"):                    map[string]any{"annotations": annotations(p, v)},
 	}
 	for _, f := range crdFiles {
 		files[filepath.Join("manifests", f.name)] = f.crd
