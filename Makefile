@@ -65,6 +65,19 @@ verify: generate manifests ## Regenerate code, manifests and bundles and fail if
 		echo "generated files are out of date; run 'make generate manifests bundles' and commit:"; \
 		git status --porcelain -- apis config bundles; git --no-pager diff --stat -- apis config bundles; exit 1; fi
 
+##@ Images
+
+ALM_VERSION ?= 0.1.0
+
+.PHONY: images
+images: ## Build image archives bin/images/<name>-<version>.tar (alm, konnect-operator, gateway-config) without Docker.
+	go run ./hack/images/cmd/images build --root . --out $(BIN)/images --alm-version $(ALM_VERSION)
+
+.PHONY: push
+push: ## Push every archive in bin/images under REGISTRY=<host/path> (docker config credentials).
+	@if [ -z "$(REGISTRY)" ]; then echo "usage: make push REGISTRY=<host[:port]/path>"; exit 2; fi
+	go run ./hack/images/cmd/images push --dir $(BIN)/images --registry $(REGISTRY)
+
 ##@ Test
 
 .PHONY: test
