@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,7 +29,7 @@ import (
 var version = "dev"
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "gateway-config: %v\n", err)
 		os.Exit(1)
 	}
@@ -76,7 +77,8 @@ Flags:
 	return o, nil
 }
 
-func run(args []string) error {
+// run runs the operator until ctx is done.
+func run(ctx context.Context, args []string) error {
 	o, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -121,5 +123,5 @@ func run(args []string) error {
 		return err
 	}
 	ctrl.Log.WithName("gateway-config").Info("Starting", "version", version, "namespace", o.namespace)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }
