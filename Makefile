@@ -40,6 +40,7 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC into config/.
 	$(CONTROLLER_GEN) rbac:roleName=alm-manager paths=./cmd/alm/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) crd paths="./apis/konnect/...;./apis/configuration/..." output:crd:artifacts:config=config/konnect-operator/crd
 	$(CONTROLLER_GEN) rbac:roleName=konnect-operator paths=./controllers/konnect/... output:rbac:artifacts:config=config/konnect-operator/rbac
+	$(CONTROLLER_GEN) rbac:roleName=gateway-config paths=./cmd/gateway-config/... output:rbac:artifacts:config=config/gateway-config/rbac
 
 .PHONY: fmt
 fmt: ## gofmt the code.
@@ -53,11 +54,29 @@ vet: ## go vet.
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml).
 	$(GOLANGCI_LINT) run ./...
 
+.PHONY: bundles
+bundles: ## Generate bundles/<package>/<version>/ from hack/bundles/*.yaml and the CRDs and RBAC in config/.
+	go run ./hack/bundlegen/cmd/bundlegen --root . --input hack/bundles --output bundles
+
 .PHONY: verify
-verify: generate manifests ## Regenerate code and manifests and fail if anything changed.
-	@if [ -n "$$(git status --porcelain -- apis config)" ]; then \
-		echo "generated files are out of date; run 'make generate manifests' and commit:"; \
-		git status --porcelain -- apis config; git --no-pager diff --stat -- apis config; exit 1; fi
+verify: generate manifests ## Regenerate code, manifests and bundles and fail if anything changed.
+	@$(MAKE) --no-print-directory bundles >/dev/null
+	@if [ -n "$$(git status --porcelain -- apis config bundles)" ]; then \
+		echo "generated files are out of date; run 'make generate manifests bundles' and commit:"; \
+		git status --porcelain -- apis config bundles; git --no-pager diff --stat -- apis config bundles; exit 1; fi
+
+##@ Images
+
+ALM_VERSION ?= 0.1.0
+
+.PHONY: images
+images: ## Build image archives bin/images/<name>-<version>.tar (alm, konnect-operator, gateway-config) without Docker.
+	go run ./hack/images/cmd/images build --root . --out $(BIN)/images --alm-version $(ALM_VERSION)
+
+.PHONY: push
+push: ## Push every archive in bin/images under REGISTRY=<host/path> (docker config credentials).
+	@if [ -z "$(REGISTRY)" ]; then echo "usage: make push REGISTRY=<host[:port]/path>"; exit 2; fi
+	go run ./hack/images/cmd/images push --dir $(BIN)/images --registry $(REGISTRY)
 
 ##@ Test
 
