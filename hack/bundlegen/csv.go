@@ -160,8 +160,9 @@ func strategyPermissions(sa string, rules []rbacv1.PolicyRule) []opv1alpha1.Stra
 // deployment is the operator's Deployment: one replica, non-root, probes on the probe port.
 func deployment(p *Package, v Version) appsv1.DeploymentSpec {
 	return appsv1.DeploymentSpec{
-		Replicas: ptr.To[int32](1),
-		Selector: &metav1.LabelSelector{MatchLabels: labels(p)},
+		Replicas:                ptr.To[int32](1),
+		ProgressDeadlineSeconds: v.ProgressDeadlineSeconds,
+		Selector:                &metav1.LabelSelector{MatchLabels: labels(p)},
 		Template: corev1.PodTemplateSpec{
 			ObjectMeta: metav1.ObjectMeta{
 				Labels:      labels(p),

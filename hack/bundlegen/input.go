@@ -83,6 +83,9 @@ type Version struct {
 	Image string `json:"image,omitempty"`
 	// Args are the container's arguments; the image's entrypoint is the operator binary.
 	Args []string `json:"args,omitempty"`
+	// ProgressDeadlineSeconds is the Deployment's progress deadline (Kubernetes' default, 600, when unset): how long
+	// its pods may take to become available before the rollout, and so the install, counts as failed.
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 	// PrinterColumns are added to owned CRDs in this version's bundle (before the Age column).
 	PrinterColumns []PrinterColumn `json:"printerColumns,omitempty"`
 	// Changes says what a user notices compared with the version it replaces; it ends the CSV description.
