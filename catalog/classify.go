@@ -119,7 +119,8 @@ func shortDetail(rule string, e valerrors.Error) string {
 	case RuleCRDNotOwned:
 		return e.Detail + "; it is installed and owned by this version"
 	}
-	msg := e.Error()
-	msg = strings.TrimPrefix(msg, valerrors.LevelError+": ")
-	return strings.TrimPrefix(msg, valerrors.LevelWarn+": ")
+	if e.Field != "" {
+		return e.Field + ": " + e.Detail
+	}
+	return e.Detail
 }
