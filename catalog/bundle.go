@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,6 +63,8 @@ type Bundle struct {
 	source         *diskBundle // the directory a bundle's manifests are read from again
 	objects        [][]byte    // olm.bundle.object data from a File-Based Catalog, decoded on demand
 	minKubeVersion string
+	packed         []byte            // the rendered objects, compressed (LoadOptions.ForRender)
+	digest         [sha256.Size]byte // of the bundle directory's manifests
 }
 
 // Manifests is a bundle's content, normalized: every CRD is apiextensions.k8s.io/v1.

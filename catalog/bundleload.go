@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,21 @@ func LoadBundle(dir string) (*Bundle, []Problem) {
 	return loadBundle(dir, dir, false)
 }
 
+// loadBundleWith loads a bundle directory of a catalog directory; with opts.ForRender it keeps the rendered objects.
+func loadBundleWith(dir string, opts LoadOptions) (*Bundle, []Problem) {
+	b, problems := loadBundle(dir, dir, opts.ForRender)
+	if b == nil || !opts.ForRender {
+		return b, problems
+	}
+	packed, err := packObjects(b.manifests)
+	if err != nil {
+		return nil, append(problems, errorf(dir, RuleLoadFailed, "", "%v", err))
+	}
+	b.packed, b.manifests = packed, nil
+	b.source = &diskBundle{dir: dir, digest: b.digest}
+	return b, problems
+}
+
 // loadBundle loads the bundle in dir, naming files in problems as shown/<relative path>. With keep, the bundle holds
 // its manifests in memory (for sources that do not stay on disk, such as ConfigMaps).
 func loadBundle(dir, shown string, keep bool) (*Bundle, []Problem) {
@@ -88,6 +104,7 @@ func loadBundle(dir, shown string, keep bool) (*Bundle, []Problem) {
 	b.channels = splitList(src.ann.Channels)
 	b.defaultChannel = src.ann.DefaultChannelName
 	b.minKubeVersion = pb.csv.Spec.MinKubeVersion
+	b.digest = src.digest
 	if !keep {
 		b.manifests = nil
 		b.source = &diskBundle{dir: dir, digest: src.digest}
@@ -250,6 +267,9 @@ func decodeJSON(data []byte) (raw []byte, more bool, err error) {
 	if first[0] != '{' {
 		return nil, more, fmt.Errorf("the document is not an object")
 	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return first, more, nil // converted from YAML: already compact
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, first); err != nil {
 		return nil, more, err
@@ -370,4 +390,39 @@ func (pb *parsedBundle) addCRD(d *manifestDoc) []Problem {
 	}
 	return []Problem{errorf(d.file, RuleInvalidObject, "use apiextensions.k8s.io/v1",
 		"CustomResourceDefinition %s has unknown apiVersion %s", d.head.Metadata.Name, d.head.APIVersion)}
+}
+
+// packObjects is the bundle's objects as rendered (objectsJSON), one per line, gzip-compressed.
+func packObjects(m *Manifests) ([]byte, error) {
+	objects, err := m.objectsJSON()
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	for _, o := range objects {
+		_, _ = zw.Write(o)
+		_, _ = zw.Write([]byte{'\n'})
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// unpackObjects reverses packObjects.
+func unpackObjects(packed []byte) ([][]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(packed))
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte{'\n'}), []byte{'\n'}) {
+		out = append(out, line)
+	}
+	return out, nil
 }

@@ -45,7 +45,7 @@ func newRWBundle() *rwBundle {
 		"spec": obj{
 			"displayName": "Real-world operator", "description": "An operator shaped like the ones on OperatorHub.",
 			"version": "1.0.0", "minKubeVersion": "1.25.0", "maturity": "stable", "provider": obj{"name": "Example"},
-			"installModes": []any{obj{"type": "OwnNamespace", "supported": true}, obj{"type": "AllNamespaces", "supported": true}},
+			"installModes":              []any{obj{"type": "OwnNamespace", "supported": true}, obj{"type": "AllNamespaces", "supported": true}},
 			"customresourcedefinitions": obj{"owned": []any{obj{"name": "widgets.rw.example.com", "version": "v1", "kind": "Widget", "displayName": "Widget", "description": "A widget"}}},
 			"install": obj{"strategy": "deployment", "spec": obj{
 				"permissions": []any{obj{"serviceAccountName": "rw-operator", "rules": []any{obj{"apiGroups": []any{""}, "resources": []any{"configmaps"}, "verbs": []any{"get", "list", "watch"}}}}},
@@ -107,7 +107,9 @@ var rwCases = []rwCase{
 	{"sa-other-name", func(b *rwBundle) {
 		b.files["metrics.sa.yaml"] = obj{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": obj{"name": "rw-metrics"}}
 	}, true, "", "", ""},
-	{"extra-crd", func(b *rwBundle) { b.files["gadgets.crd.yaml"] = rwCRD("rw.example.com", "Gadget", "apiextensions.k8s.io/v1") },
+	{"extra-crd", func(b *rwBundle) {
+		b.files["gadgets.crd.yaml"] = rwCRD("rw.example.com", "Gadget", "apiextensions.k8s.io/v1")
+	},
 		true, RuleCRDNotOwned, SeverityWarning, "manifests/gadgets.crd.yaml"},
 	{"alm-examples-unowned-kind", func(b *rwBundle) {
 		b.annotations()["alm-examples"] = `[{"apiVersion":"rw.example.com/v1","kind":"Gizmo","metadata":{"name":"x"}}]`
@@ -121,7 +123,9 @@ var rwCases = []rwCase{
 	{"no-install-modes", func(b *rwBundle) { delete(b.spec(), "installModes") }, true, "", "", ""},
 	{"no-display-name", func(b *rwBundle) { delete(b.spec(), "displayName") },
 		true, RuleCSVFieldMissing, SeverityWarning, "manifests/rw.clusterserviceversion.yaml"},
-	{"v1beta1-crd", func(b *rwBundle) { b.files["widgets.crd.yaml"] = rwCRD("rw.example.com", "Widget", "apiextensions.k8s.io/v1beta1") },
+	{"v1beta1-crd", func(b *rwBundle) {
+		b.files["widgets.crd.yaml"] = rwCRD("rw.example.com", "Widget", "apiextensions.k8s.io/v1beta1")
+	},
 		true, RuleNormalized, SeverityWarning, "manifests/widgets.crd.yaml"},
 	{"v1beta1-preserve-unknown-fields", func(b *rwBundle) {
 		crd := rwCRD("rw.example.com", "Widget", "apiextensions.k8s.io/v1beta1")
@@ -160,7 +164,9 @@ var rwCases = []rwCase{
 	{"related-images", func(b *rwBundle) {
 		b.spec()["relatedImages"] = []any{obj{"name": "manager", "image": "example/rw-operator:v1.0.0"}}
 	}, true, "", "", ""},
-	{"related-images-invalid", func(b *rwBundle) { b.spec()["relatedImages"] = []any{obj{"name": "manager", "image": "Not A Pullspec"}} },
+	{"related-images-invalid", func(b *rwBundle) {
+		b.spec()["relatedImages"] = []any{obj{"name": "manager", "image": "Not A Pullspec"}}
+	},
 		true, RuleRelatedImages, SeverityWarning, "manifests/rw.clusterserviceversion.yaml"},
 	{"multiple-deployments", func(b *rwBundle) {
 		deps := b.installSpec()["deployments"].([]any)
@@ -190,7 +196,9 @@ var rwCases = []rwCase{
 		false, RuleInvalidCSVName, SeverityError, "manifests/rw.clusterserviceversion.yaml"},
 	{"owned-crd-missing", func(b *rwBundle) { delete(b.files, "widgets.crd.yaml") },
 		false, RuleOwnedCRDMissing, SeverityError, "manifests/rw.clusterserviceversion.yaml"},
-	{"duplicate-crd", func(b *rwBundle) { b.files["widgets-v1beta1.crd.yaml"] = rwCRD("rw.example.com", "Widget", "apiextensions.k8s.io/v1beta1") },
+	{"duplicate-crd", func(b *rwBundle) {
+		b.files["widgets-v1beta1.crd.yaml"] = rwCRD("rw.example.com", "Widget", "apiextensions.k8s.io/v1beta1")
+	},
 		false, RuleDuplicateCRD, SeverityError, "manifests/widgets"},
 	{"no-deployments", func(b *rwBundle) { b.installSpec()["deployments"] = []any{} },
 		false, RuleInstallStrategy, SeverityError, "manifests/rw.clusterserviceversion.yaml"},

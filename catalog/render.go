@@ -100,7 +100,13 @@ func renderBundle(b *Bundle) (declcfg.Bundle, error) {
 		db.Properties = append(db.Properties, property.MustBuildGVKRequired(g.Group, g.Version, g.Kind))
 	}
 	objects := b.objects
-	if b.manifests != nil || b.source != nil {
+	switch {
+	case b.packed != nil:
+		var err error
+		if objects, err = unpackObjects(b.packed); err != nil {
+			return db, fmt.Errorf("bundle %s: %w", b.Name, err)
+		}
+	case b.manifests != nil || b.source != nil:
 		m, err := b.Manifests()
 		if err != nil {
 			return db, err

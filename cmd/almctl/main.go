@@ -103,8 +103,12 @@ func isBundleDir(dir string) bool {
 }
 
 // loadIndex loads a catalog directory.
-func loadIndex(dir string) (*catalog.Index, error) {
-	contents, err := catalog.LoadDir(dir)
+func loadIndex(dir string, opts ...catalog.LoadOptions) (*catalog.Index, error) {
+	var o catalog.LoadOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	contents, err := catalog.LoadDirWith(dir, o)
 	if err != nil {
 		return nil, &exitError{code: 1, msg: err.Error()}
 	}
@@ -174,7 +178,7 @@ func newRenderCommand() *cobra.Command {
 			if output != "json" && output != "yaml" {
 				return &exitError{code: 1, msg: fmt.Sprintf("--output %q: use json or yaml", output)}
 			}
-			ix, err := loadIndex(args[0])
+			ix, err := loadIndex(args[0], catalog.LoadOptions{ForRender: true})
 			if err != nil {
 				return err
 			}
