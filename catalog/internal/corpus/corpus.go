@@ -101,7 +101,7 @@ func csv(pkg string, v int, owned []any, examples string, r *rand.Rand) obj {
 				"replicas": 1, "selector": obj{"matchLabels": obj{"app": pkg}},
 				"template": obj{"metadata": obj{"labels": obj{"app": pkg}}, "spec": obj{"serviceAccountName": pkg + "-controller",
 					"containers": []any{obj{"name": "manager", "image": "example/" + pkg + ":v" + version(v), "args": []any{"--leader-elect"},
-						"resources": obj{"limits": obj{"cpu": "500m", "memory": "256Mi"}, "requests": obj{"cpu": "10m", "memory": "64Mi"}},
+						"resources":      obj{"limits": obj{"cpu": "500m", "memory": "256Mi"}, "requests": obj{"cpu": "10m", "memory": "64Mi"}},
 						"readinessProbe": obj{"httpGet": obj{"path": "/readyz", "port": 8081}}}}}}}}},
 		}},
 	}
