@@ -14,7 +14,6 @@ import (
 	"github.com/operator-framework/api/pkg/lib/version"
 	"github.com/operator-framework/api/pkg/manifests"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
-	valerrors "github.com/operator-framework/api/pkg/validation/errors"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -285,8 +284,6 @@ func manifestsFromObjects(objects [][]byte) (*Manifests, error) {
 	}
 	return m, nil
 }
-
-type validationError = valerrors.Error
 
 func withBundle(ps []Problem, pkg, name string) []Problem {
 	for i := range ps {

@@ -420,9 +420,5 @@ func unpackObjects(packed []byte) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out [][]byte
-	for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte{'\n'}), []byte{'\n'}) {
-		out = append(out, line)
-	}
-	return out, nil
+	return bytes.Split(bytes.TrimSuffix(data, []byte{'\n'}), []byte{'\n'}), nil
 }
