@@ -64,7 +64,7 @@ func TestBadInput(t *testing.T) {
 					t.Fatal(err)
 				}
 			}},
-		{name: "olm-owned-crd-missing", rule: "olm-BundleNotValid", severity: SeverityError, file: "bad"},
+		{name: "olm-owned-crd-missing", rule: RuleOwnedCRDMissing, severity: SeverityError, file: "bad"},
 		{name: "duplicate-bundle", rule: RuleDuplicateBundle, severity: SeverityError, file: "bad/b", resolves: map[string]string{"bad": "bad.v1.0.0"}},
 		{name: "duplicate-version", rule: RuleDuplicateVersion, severity: SeverityError, file: "bad/b", resolves: map[string]string{"bad": "bad.v1.0.0"}},
 		{name: "crd-owned-by-two-packages", rule: RuleCRDOwnedTwice, severity: SeverityError, file: "other/1.0.0"},

@@ -173,7 +173,7 @@ func BundleFromConfigMap(cm *corev1.ConfigMap) (*Bundle, []Problem) {
 			return fail(RuleLoadFailed, "", "%v", err)
 		}
 	}
-	b, problems := loadBundle(tmp, where)
+	b, problems := loadBundle(tmp, where, true)
 	if b != nil {
 		b.Path = where
 	}

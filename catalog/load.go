@@ -57,6 +57,18 @@ func (c *Contents) Add(other *Contents) {
 // .yaml, .yml) outside bundle directories. Files are read concurrently; the result does not depend on the order.
 // Problems are in the result; the error is only for a directory that cannot be read at all.
 func LoadDir(dir string) (*Contents, error) {
+	return LoadDirWith(dir, LoadOptions{})
+}
+
+// LoadOptions tune LoadDirWith.
+type LoadOptions struct {
+	// ForRender keeps each bundle's objects as compressed JSON, so rendering the catalog (WriteCatalog) does not read
+	// and decode the bundle directories a second time. The index alone (LoadDir) keeps no manifests.
+	ForRender bool
+}
+
+// LoadDirWith is LoadDir with options.
+func LoadDirWith(dir string, opts LoadOptions) (*Contents, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
 	}
@@ -100,7 +112,7 @@ func LoadDir(dir string) (*Contents, error) {
 			for i := range work {
 				if i < len(bundleDirs) {
 					c := &Contents{}
-					b, problems := LoadBundle(bundleDirs[i])
+					b, problems := loadBundleWith(bundleDirs[i], opts)
 					if b != nil {
 						c.Bundles = append(c.Bundles, b)
 					}

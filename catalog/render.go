@@ -9,22 +9,68 @@ import (
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // DeclarativeConfig renders a catalog of the index as a File-Based Catalog: olm.package, olm.channel and
 // olm.bundle documents (with olm.package, olm.gvk, olm.gvk.required and olm.bundle.object properties; CRDs as
 // normalized to v1). Excluded bundles are left out. An empty catalog name renders the highest-priority catalog.
+// It holds every bundle's manifests at once; WriteCatalog streams them.
 func (ix *Index) DeclarativeConfig(catalog string) (*declcfg.DeclarativeConfig, error) {
+	cfg := &declcfg.DeclarativeConfig{}
+	err := ix.eachPackage(catalog, func(head *declcfg.DeclarativeConfig, bundles []*Bundle) error {
+		cfg.Packages = append(cfg.Packages, head.Packages...)
+		cfg.Channels = append(cfg.Channels, head.Channels...)
+		for _, b := range bundles {
+			db, err := renderBundle(b)
+			if err != nil {
+				return err
+			}
+			cfg.Bundles = append(cfg.Bundles, db)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// WriteCatalog writes a catalog of the index as a File-Based Catalog in format ("json" or "yaml"), like
+// DeclarativeConfig and WriteFBC, but one bundle at a time: only one bundle's manifests are in memory at once.
+func (ix *Index) WriteCatalog(catalog, format string, w io.Writer) error {
+	if f := strings.ToLower(format); f != "json" && f != "yaml" && f != "yml" && f != "" {
+		return fmt.Errorf("unknown output format %q: use json or yaml", format)
+	}
+	return ix.eachPackage(catalog, func(head *declcfg.DeclarativeConfig, bundles []*Bundle) error {
+		if err := WriteFBC(head, format, w); err != nil {
+			return err
+		}
+		for _, b := range bundles {
+			db, err := renderBundle(b)
+			if err != nil {
+				return err
+			}
+			if err := WriteFBC(&declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{db}}, format, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// eachPackage calls fn for each package of a catalog, by name, with its olm.package and olm.channel documents and
+// its bundles, oldest first. An empty catalog name is the highest-priority catalog.
+func (ix *Index) eachPackage(catalog string, fn func(head *declcfg.DeclarativeConfig, bundles []*Bundle) error) error {
 	if catalog == "" && len(ix.catalogs) > 0 {
 		catalog = ix.catalogs[0].Name
 	}
-	cfg := &declcfg.DeclarativeConfig{}
 	for _, name := range ix.PackageNames() {
 		for _, p := range ix.packages[name] {
 			if p.Catalog != catalog {
 				continue
 			}
-			cfg.Packages = append(cfg.Packages, declcfg.Package{Schema: declcfg.SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel})
+			head := &declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel}}}
 			for _, ch := range p.Channels {
 				c := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: p.Name, Name: ch.Name, Entries: []declcfg.ChannelEntry{}}
 				// Oldest first, as people write them.
@@ -32,20 +78,16 @@ func (ix *Index) DeclarativeConfig(catalog string) (*declcfg.DeclarativeConfig, 
 					e := ch.Entries[i]
 					c.Entries = append(c.Entries, declcfg.ChannelEntry{Name: e.Bundle.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
 				}
-				cfg.Channels = append(cfg.Channels, c)
+				head.Channels = append(head.Channels, c)
 			}
 			bundles := append([]*Bundle(nil), p.Bundles...)
 			sort.SliceStable(bundles, func(i, j int) bool { return bundles[i].Version.LT(bundles[j].Version) })
-			for _, b := range bundles {
-				db, err := renderBundle(b)
-				if err != nil {
-					return nil, err
-				}
-				cfg.Bundles = append(cfg.Bundles, db)
+			if err := fn(head, bundles); err != nil {
+				return err
 			}
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
 func renderBundle(b *Bundle) (declcfg.Bundle, error) {
@@ -58,34 +100,53 @@ func renderBundle(b *Bundle) (declcfg.Bundle, error) {
 		db.Properties = append(db.Properties, property.MustBuildGVKRequired(g.Group, g.Version, g.Kind))
 	}
 	objects := b.objects
-	if b.manifests != nil {
-		objects = nil
-		add := func(v any) error {
-			data, err := manifestJSON(v)
-			if err != nil {
-				return fmt.Errorf("bundle %s: %w", b.Name, err)
-			}
-			objects = append(objects, data)
-			return nil
+	switch {
+	case b.packed != nil:
+		var err error
+		if objects, err = unpackObjects(b.packed); err != nil {
+			return db, fmt.Errorf("bundle %s: %w", b.Name, err)
 		}
-		if err := add(b.manifests.CSV); err != nil {
+	case b.manifests != nil || b.source != nil:
+		m, err := b.Manifests()
+		if err != nil {
 			return db, err
 		}
-		for _, crd := range b.manifests.CRDs {
-			if err := add(crd); err != nil {
-				return db, err
-			}
-		}
-		for _, o := range b.manifests.Objects {
-			if err := add(o.Object); err != nil {
-				return db, err
-			}
+		if objects, err = m.objectsJSON(); err != nil {
+			return db, fmt.Errorf("bundle %s: %w", b.Name, err)
 		}
 	}
 	for _, o := range objects {
 		db.Properties = append(db.Properties, property.MustBuildBundleObject(o))
 	}
 	return db, nil
+}
+
+// objectsJSON is every object of the bundle as JSON, the CSV first, then the CRDs and the other objects: the JSON
+// they were read from when normalization left them unchanged, else re-encoded.
+func (m *Manifests) objectsJSON() ([][]byte, error) {
+	all := []any{m.CSV}
+	for _, crd := range m.CRDs {
+		all = append(all, crd)
+	}
+	for _, o := range m.Objects {
+		all = append(all, o)
+	}
+	out := make([][]byte, 0, len(all))
+	for _, v := range all {
+		if raw := m.raw[v]; raw != nil {
+			out = append(out, raw)
+			continue
+		}
+		if u, ok := v.(*unstructured.Unstructured); ok {
+			v = u.Object
+		}
+		data, err := manifestJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data)
+	}
+	return out, nil
 }
 
 // WriteFBC writes a DeclarativeConfig as JSON (format "json") or YAML ("yaml") with the operator-registry codec.

@@ -2,10 +2,13 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +38,9 @@ func main() {
 	}
 }
 
+// verbose is the root --verbose flag.
+var verbose bool
+
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "almctl",
@@ -43,6 +49,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "list every problem, including the one-line summaries (bundles without spec.minKubeVersion)")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -76,9 +83,7 @@ func newValidateCommand() *cobra.Command {
 					}
 					problems = catalog.NewIndex(catalog.Catalog{Name: dir, Contents: contents}).Problems()
 				}
-				for _, p := range problems {
-					fmt.Fprintln(cmd.OutOrStdout(), p.String())
-				}
+				printProblems(cmd.OutOrStdout(), problems)
 				failed = failed || catalog.HasErrors(problems)
 			}
 			if failed {
@@ -97,17 +102,67 @@ func isBundleDir(dir string) bool {
 	return err == nil
 }
 
-// loadIndex loads a catalog directory and prints its problems to stderr.
-func loadIndex(cmd *cobra.Command, dir string) (*catalog.Index, error) {
-	contents, err := catalog.LoadDir(dir)
+// loadIndex loads a catalog directory.
+func loadIndex(dir string, opts ...catalog.LoadOptions) (*catalog.Index, error) {
+	var o catalog.LoadOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	contents, err := catalog.LoadDirWith(dir, o)
 	if err != nil {
 		return nil, &exitError{code: 1, msg: err.Error()}
 	}
-	ix := catalog.NewIndex(catalog.Catalog{Name: dir, Contents: contents})
-	for _, p := range ix.Problems() {
-		fmt.Fprintln(cmd.ErrOrStderr(), p.String())
+	return catalog.NewIndex(catalog.Catalog{Name: dir, Contents: contents}), nil
+}
+
+// quietRules are warnings nearly every real bundle has; they are summed up in one line unless --verbose.
+var quietRules = map[string]string{
+	catalog.RuleMinKubeVersion: "do not set spec.minKubeVersion",
+}
+
+// printProblems prints one line per problem; warnings of quietRules get one summary line each unless --verbose.
+func printProblems(w io.Writer, problems []catalog.Problem) {
+	quiet := map[string]int{}
+	for _, p := range problems {
+		if _, ok := quietRules[p.Rule]; ok && !verbose && !p.IsError() {
+			quiet[p.Rule]++
+			continue
+		}
+		fmt.Fprintln(w, strings.ReplaceAll(p.String(), "\n", " "))
 	}
-	return ix, nil
+	for _, rule := range sortedRules(quiet) {
+		fmt.Fprintf(w, "%d bundles %s (%s: warning; -v lists them)\n", quiet[rule], quietRules[rule], rule)
+	}
+}
+
+func sortedRules(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// printPackageProblems prints the problems of one package, then one line counting the others in the catalog and
+// the command that lists them.
+func printPackageProblems(w io.Writer, dir, pkg string, problems []catalog.Problem) {
+	var mine []catalog.Problem
+	otherErrors, otherWarnings := 0, 0
+	for _, p := range problems {
+		switch {
+		case p.Package == pkg:
+			mine = append(mine, p)
+		case p.IsError():
+			otherErrors++
+		default:
+			otherWarnings++
+		}
+	}
+	printProblems(w, mine)
+	if otherErrors+otherWarnings > 0 {
+		fmt.Fprintf(w, "the rest of the catalog has %d errors and %d warnings (almctl bundle validate %s lists them)\n", otherErrors, otherWarnings, dir)
+	}
 }
 
 func newRenderCommand() *cobra.Command {
@@ -123,15 +178,16 @@ func newRenderCommand() *cobra.Command {
 			if output != "json" && output != "yaml" {
 				return &exitError{code: 1, msg: fmt.Sprintf("--output %q: use json or yaml", output)}
 			}
-			ix, err := loadIndex(cmd, args[0])
+			ix, err := loadIndex(args[0], catalog.LoadOptions{ForRender: true})
 			if err != nil {
 				return err
 			}
-			cfg, err := ix.DeclarativeConfig("")
-			if err != nil {
+			printProblems(cmd.ErrOrStderr(), ix.Problems())
+			out := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<16)
+			if err := ix.WriteCatalog("", output, out); err != nil {
 				return &exitError{code: 1, msg: err.Error()}
 			}
-			return catalog.WriteFBC(cfg, output, cmd.OutOrStdout())
+			return out.Flush()
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
@@ -148,15 +204,21 @@ func newResolveCommand() *cobra.Command {
 			"skipRange. Exit code 0 when a bundle was chosen or the installed version is already the newest, 1 otherwise.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ix, err := loadIndex(cmd, args[0])
+			ix, err := loadIndex(args[0])
 			if err != nil {
 				return err
 			}
 			res, err := ix.Resolve(req)
 			if err != nil {
+				printPackageProblems(cmd.ErrOrStderr(), args[0], req.Package, ix.Problems())
 				return &exitError{code: 1, msg: err.Error()}
 			}
-			fmt.Fprint(cmd.OutOrStdout(), res.Explain())
+			explained := res.Explain()
+			if !strings.HasSuffix(explained, "\n") {
+				explained += "\n"
+			}
+			fmt.Fprint(cmd.OutOrStdout(), explained)
+			printPackageProblems(cmd.ErrOrStderr(), args[0], req.Package, ix.Problems())
 			if res.Chosen == nil && req.From == "" {
 				return &exitError{code: 1}
 			}
@@ -180,10 +242,11 @@ func newGraphCommand() *cobra.Command {
 			"channel: replaces edges are solid arrows, skips dotted arrows, skipRange thick arrows labelled with the range.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ix, err := loadIndex(cmd, args[0])
+			ix, err := loadIndex(args[0])
 			if err != nil {
 				return err
 			}
+			printPackageProblems(cmd.ErrOrStderr(), args[0], pkg, ix.Problems())
 			if err := ix.WriteMermaid(cmd.OutOrStdout(), pkg); err != nil {
 				return &exitError{code: 1, msg: err.Error()}
 			}

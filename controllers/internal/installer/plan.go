@@ -69,7 +69,9 @@ func (p *Plan) Declares(gvk schema.GroupVersionKind, namespace, name string) boo
 }
 
 // NewPlan builds the objects ov installs. It is pure apart from scope, and returns an InvalidError for a strategy
-// or bundle object ALM cannot install, naming the field or object.
+// or bundle object ALM cannot install, naming the field or object. A ServiceAccount the bundle ships under the name
+// of one the install strategy uses is merged with it: it is planned once, in the ServiceAccounts' place, with the
+// bundle's labels, annotations and imagePullSecrets.
 func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) {
 	strategy := ov.Spec.Install
 	if strategy.StrategyName != opv1alpha1.InstallStrategyNameDeployment {
@@ -79,10 +81,48 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 	if len(spec.DeploymentSpecs) == 0 {
 		return nil, invalidf("spec.install.spec.deployments is empty; an operator needs at least one Deployment")
 	}
+	objects, err := decodeObjects(ov)
+	if err != nil {
+		return nil, err
+	}
 	p := &Plan{}
-	ns := ov.Namespace
+	merged, err := p.addServiceAccounts(spec, ov.Namespace, objects)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.addRBAC(spec, ov.Namespace, ov.Name); err != nil {
+		return nil, err
+	}
+	if err := p.addBundleObjects(objects, merged, ov.Namespace, scope); err != nil {
+		return nil, err
+	}
+	if err := p.addDeployments(spec, ov.Namespace); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
 
-	// ServiceAccounts: those the permissions name and those the Deployments run as.
+// decodeObjects decodes spec.objects; every one needs a name.
+func decodeObjects(ov *operatorsv1alpha1.OperatorVersion) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, 0, len(ov.Spec.Objects))
+	for i, raw := range ov.Spec.Objects {
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(raw.Raw); err != nil {
+			return nil, invalidf("spec.objects[%d] is not a Kubernetes object: %v", i, err)
+		}
+		if obj.GetName() == "" {
+			return nil, invalidf("spec.objects[%d] (%s) has no metadata.name", i, obj.GetKind())
+		}
+		out = append(out, obj)
+	}
+	return out, nil
+}
+
+var serviceAccountGK = schema.GroupKind{Kind: "ServiceAccount"}
+
+// addServiceAccounts plans the ServiceAccounts the permissions name and the Deployments run as. One the bundle also
+// ships is planned as the bundle has it (the two are merged); merged reports the indexes of those objects.
+func (p *Plan) addServiceAccounts(spec opv1alpha1.StrategyDetailsDeployment, ns string, objects []*unstructured.Unstructured) (map[int]bool, error) {
 	accounts := map[string]bool{}
 	for _, perms := range [][]opv1alpha1.StrategyDeploymentPermissions{spec.Permissions, spec.ClusterPermissions} {
 		for i, perm := range perms {
@@ -97,17 +137,35 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 			accounts[sa] = true
 		}
 	}
+	shipped := map[string]int{}
+	for i, obj := range objects {
+		if obj.GroupVersionKind().GroupKind() == serviceAccountGK && accounts[obj.GetName()] {
+			shipped[obj.GetName()] = i
+		}
+	}
+	merged := map[int]bool{}
 	for _, sa := range sortedKeys(accounts) {
+		if i, ok := shipped[sa]; ok {
+			obj := objects[i].DeepCopy()
+			clean(obj, ns)
+			p.Objects = append(p.Objects, obj)
+			merged[i] = true
+			continue
+		}
 		obj := &corev1.ServiceAccount{ObjectMeta: meta(ns, sa)}
 		if err := p.add(obj, corev1.SchemeGroupVersion.WithKind("ServiceAccount")); err != nil {
 			return nil, err
 		}
 	}
+	return merged, nil
+}
 
-	// RBAC is per version, so the running version keeps exactly its permissions until the new one takes over;
-	// the old version's Roles are removed when it is replaced.
+// addRBAC plans a Role and RoleBinding per permission and a ClusterRole and ClusterRoleBinding per cluster
+// permission. RBAC is per version, so the running version keeps exactly its permissions until the new one takes
+// over; the old version's Roles are removed when it is replaced.
+func (p *Plan) addRBAC(spec opv1alpha1.StrategyDetailsDeployment, ns, ovName string) error {
 	for _, perm := range spec.Permissions {
-		name := RBACName(ov.Name, perm.ServiceAccountName)
+		name := RBACName(ovName, perm.ServiceAccountName)
 		role := &rbacv1.Role{ObjectMeta: meta(ns, name), Rules: perm.Rules}
 		binding := &rbacv1.RoleBinding{
 			ObjectMeta: meta(ns, name),
@@ -115,14 +173,14 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: perm.ServiceAccountName, Namespace: ns}},
 		}
 		if err := p.add(role, rbacv1.SchemeGroupVersion.WithKind("Role")); err != nil {
-			return nil, err
+			return err
 		}
 		if err := p.add(binding, rbacv1.SchemeGroupVersion.WithKind("RoleBinding")); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, perm := range spec.ClusterPermissions {
-		name := ClusterRBACName(ns, ov.Name, perm.ServiceAccountName)
+		name := ClusterRBACName(ns, ovName, perm.ServiceAccountName)
 		role := &rbacv1.ClusterRole{ObjectMeta: meta("", name), Rules: perm.Rules}
 		binding := &rbacv1.ClusterRoleBinding{
 			ObjectMeta: meta("", name),
@@ -130,42 +188,42 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: perm.ServiceAccountName, Namespace: ns}},
 		}
 		if err := p.add(role, rbacv1.SchemeGroupVersion.WithKind("ClusterRole")); err != nil {
-			return nil, err
+			return err
 		}
 		if err := p.add(binding, rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding")); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
-	// The bundle's CRDs and other objects.
-	for i, raw := range ov.Spec.Objects {
-		obj := &unstructured.Unstructured{}
-		if err := obj.UnmarshalJSON(raw.Raw); err != nil {
-			return nil, invalidf("spec.objects[%d] is not a Kubernetes object: %v", i, err)
-		}
+// addBundleObjects plans the bundle's CRDs (every one, owned or not) and its other objects, except those merged
+// into the ServiceAccounts already planned.
+func (p *Plan) addBundleObjects(objects []*unstructured.Unstructured, merged map[int]bool, ns string, scope Scope) error {
+	for i, obj := range objects {
 		gvk := obj.GroupVersionKind()
-		if obj.GetName() == "" {
-			return nil, invalidf("spec.objects[%d] (%s) has no metadata.name", i, gvk.Kind)
-		}
 		if gvk == crdGVK {
 			clean(obj, "")
 			p.CRDs = append(p.CRDs, obj)
 			continue
 		}
+		if merged[i] {
+			continue
+		}
 		kind, ok := catalog.Installable(gvk.GroupKind())
 		if !ok {
-			return nil, invalidf("spec.objects[%d] is a %s (%s); ALM installs only CRDs and %s", i, gvk.Kind, gvk.GroupVersion(), catalog.InstallableKindNames())
+			return invalidf("spec.objects[%d] is a %s (%s); ALM installs only CRDs and %s", i, gvk.Kind, gvk.GroupVersion(), catalog.InstallableKindNames())
 		}
 		namespaced, served, err := scope(gvk)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !served {
 			if kind.Optional {
 				p.Skipped = append(p.Skipped, gvk.Kind+"/"+obj.GetName())
 				continue
 			}
-			return nil, invalidf("spec.objects[%d] %s/%s: the API %s is not served by this cluster", i, gvk.Kind, obj.GetName(), gvk.GroupVersion())
+			return invalidf("spec.objects[%d] %s/%s: the API %s is not served by this cluster", i, gvk.Kind, obj.GetName(), gvk.GroupVersion())
 		}
 		if namespaced {
 			clean(obj, ns)
@@ -174,14 +232,17 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 		}
 		p.Objects = append(p.Objects, obj)
 	}
+	return nil
+}
 
-	// Deployments last: their pods need the ServiceAccounts, RBAC and configuration above.
+// addDeployments plans the Deployments, last: their pods need the ServiceAccounts, RBAC and configuration above.
+func (p *Plan) addDeployments(spec opv1alpha1.StrategyDetailsDeployment, ns string) error {
 	for i, d := range spec.DeploymentSpecs {
 		if d.Name == "" {
-			return nil, invalidf("spec.install.spec.deployments[%d].name is empty", i)
+			return invalidf("spec.install.spec.deployments[%d].name is empty", i)
 		}
 		if len(d.Spec.Template.Spec.Containers) == 0 {
-			return nil, invalidf("spec.install.spec.deployments[%d] (%s) has no containers", i, d.Name)
+			return invalidf("spec.install.spec.deployments[%d] (%s) has no containers", i, d.Name)
 		}
 		dep := &appsv1.Deployment{ObjectMeta: meta(ns, d.Name), Spec: *d.Spec.DeepCopy()}
 		dep.Labels = map[string]string{}
@@ -189,11 +250,11 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 			dep.Labels[k] = v
 		}
 		if err := p.add(dep, appsv1.SchemeGroupVersion.WithKind("Deployment")); err != nil {
-			return nil, err
+			return err
 		}
 		p.Deployments = append(p.Deployments, d.Name)
 	}
-	return p, nil
+	return nil
 }
 
 func (p *Plan) add(obj runtime.Object, gvk schema.GroupVersionKind) error {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -100,5 +101,50 @@ func TestRBACNamesStayWithinLimits(t *testing.T) {
 	}
 	if a, b := ClusterRBACName("ns", long, "a"), ClusterRBACName("ns", long, "b"); a == b || len(a) > 253 {
 		t.Errorf("ClusterRBACName of long names: %d chars, distinct %v", len(a), a != b)
+	}
+}
+
+// A bundle that ships a ServiceAccount under the install strategy's name (21% of real OperatorHub bundles) gets one
+// ServiceAccount, in the ServiceAccounts' place, with the bundle's labels, annotations and imagePullSecrets; a CRD
+// the CSV does not list as owned is planned like the owned ones.
+func TestNewPlanMergesBundleServiceAccountAndInstallsEveryCRD(t *testing.T) {
+	ov := harness.Demo{Namespace: "ns", Name: "demo.v1.0.0", Version: "1.0.0", ExtraObjects: []map[string]any{
+		{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{
+			"name": "demo-operator", "namespace": "elsewhere", "labels": map[string]any{"team": "demo"},
+			"annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:demo"}, "uid": "stale"},
+			"imagePullSecrets": []any{map[string]any{"name": "pull-secret"}}},
+		{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]any{"name": "extras.demo.example.com"},
+			"spec": map[string]any{"group": "demo.example.com", "scope": "Namespaced", "names": map[string]any{"kind": "Extra", "plural": "extras"},
+				"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true, "schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object"}}}}}},
+	}}.OperatorVersion()
+	p, err := NewPlan(ov, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accounts []string
+	for i, o := range p.Objects {
+		if o.GetKind() != "ServiceAccount" {
+			continue
+		}
+		accounts = append(accounts, o.GetName())
+		if i != 0 {
+			t.Errorf("ServiceAccount planned at %d, want first (before RBAC and Deployments)", i)
+		}
+		if o.GetNamespace() != "ns" || o.GetLabels()["team"] != "demo" || o.GetAnnotations()["eks.amazonaws.com/role-arn"] != "arn:demo" || o.GetUID() != "" {
+			t.Errorf("merged ServiceAccount = %v, want the bundle's labels and annotations in namespace ns without uid", o.Object)
+		}
+		if secrets, _, _ := unstructured.NestedSlice(o.Object, "imagePullSecrets"); len(secrets) != 1 {
+			t.Errorf("imagePullSecrets = %v, want the bundle's", secrets)
+		}
+	}
+	if strings.Join(accounts, ",") != "demo-operator" {
+		t.Errorf("ServiceAccounts = %v, want one demo-operator", accounts)
+	}
+	var crds []string
+	for _, c := range p.CRDs {
+		crds = append(crds, c.GetName())
+	}
+	if !strings.Contains(strings.Join(crds, ","), "extras.demo.example.com") {
+		t.Errorf("CRDs = %v, want the one the CSV does not own too", crds)
 	}
 }
