@@ -1,0 +1,279 @@
+package noderunner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+)
+
+const (
+	// backoffStart and backoffMax bound the wait before a container that exited is started again (CrashLoopBackOff).
+	backoffStart = time.Second
+	backoffMax   = 30 * time.Second
+	// backoffReset: a process that ran this long before exiting is restarted at once, as a kubelet resets its backoff.
+	backoffReset = time.Minute
+	// logTailLines is how many of its last log lines a crashing container reports in the Deployment's condition.
+	logTailLines = 10
+)
+
+// exitInfo is how a container's last process ended.
+type exitInfo struct {
+	code    int
+	at      time.Time
+	logTail []string
+	err     string // the process could not be started
+}
+
+// container runs one container of a pod as a host process and restarts it with backoff when it exits.
+type container struct {
+	name    string
+	argv    []string // argv[0] is the host path of the entrypoint
+	env     []string
+	dir     string
+	logPath string
+	probe   prober
+	grace   time.Duration
+	log     logr.Logger
+	notify  func()
+
+	mu         sync.Mutex
+	pid        int
+	running    bool
+	ready      bool
+	readySince time.Time
+	restarts   int
+	lastExit   *exitInfo
+	crashing   bool // exited since it was last ready
+}
+
+// supervise runs the container until ctx ends, restarting it with exponential backoff.
+func (c *container) supervise(ctx context.Context) {
+	backoff := backoffStart
+	for {
+		started := time.Now()
+		exit := c.runOnce(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		c.mu.Lock()
+		c.lastExit, c.crashing, c.ready, c.running, c.pid = exit, true, false, false, 0
+		c.restarts++
+		c.mu.Unlock()
+		if time.Since(started) > backoffReset {
+			backoff = backoffStart
+		}
+		c.log.Info("Container exited; restarting after backoff", "exitCode", exit.code, "error", exit.err, "backoff", backoff)
+		c.notify()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, backoffMax)
+	}
+}
+
+// runOnce starts the process, probes it while it runs and returns how it ended. When ctx ends it stops the process:
+// SIGTERM to its process group, SIGKILL after the grace period.
+func (c *container) runOnce(ctx context.Context) *exitInfo {
+	logFile, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return &exitInfo{code: -1, at: time.Now(), err: err.Error()}
+	}
+	defer logFile.Close()
+	offset, _ := logFile.Seek(0, io.SeekEnd)
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = c.env, c.dir, logFile, logFile
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		return &exitInfo{code: -1, at: time.Now(), err: err.Error()}
+	}
+	c.mu.Lock()
+	c.pid, c.running = cmd.Process.Pid, true
+	c.mu.Unlock()
+	c.log.Info("Container started", "pid", cmd.Process.Pid, "log", c.logPath)
+	c.notify()
+
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	probeCtx, stopProbe := context.WithCancel(ctx)
+	defer stopProbe()
+	go c.probeLoop(probeCtx)
+
+	select {
+	case err := <-done:
+		return &exitInfo{code: exitCode(err), at: time.Now(), logTail: tail(c.logPath, offset, logTailLines)}
+	case <-ctx.Done():
+		c.terminate(cmd.Process.Pid, done)
+		return &exitInfo{code: -1, at: time.Now()}
+	}
+}
+
+// terminate sends SIGTERM to the process group and SIGKILL after the grace period, and waits for the process.
+func (c *container) terminate(pid int, done <-chan error) {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(c.grace):
+		c.log.Info("Container did not stop within its grace period; killing it", "pid", pid, "grace", c.grace)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-done
+	}
+	// Whatever the process left behind in its group goes too.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	c.mu.Lock()
+	c.pid, c.running, c.ready = 0, false, false
+	c.mu.Unlock()
+	c.log.Info("Container stopped", "pid", pid)
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// tail returns the last n lines written to path after offset.
+func tail(path string, offset int64, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil
+	}
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return lines
+}
+
+// probeLoop keeps c.ready up to date from the readiness probe while the process runs.
+func (c *container) probeLoop(ctx context.Context) {
+	p := c.probe
+	if !sleepCtx(ctx, p.initialDelay) {
+		return
+	}
+	successes, failures := 0, 0
+	for {
+		if err := p.check(ctx); err != nil {
+			successes, failures = 0, failures+1
+			if failures >= p.failureThreshold {
+				c.setReady(false)
+			}
+			if failures == 1 {
+				c.log.V(1).Info("Readiness probe failed", "error", err.Error())
+			}
+		} else {
+			successes, failures = successes+1, 0
+			if successes >= p.successThreshold {
+				c.setReady(true)
+			}
+		}
+		if !sleepCtx(ctx, p.period) {
+			return
+		}
+	}
+}
+
+func (c *container) setReady(ready bool) {
+	c.mu.Lock()
+	changed := c.ready != ready
+	c.ready = ready
+	if changed && ready {
+		c.readySince, c.crashing = time.Now(), false
+	}
+	c.mu.Unlock()
+	if changed {
+		c.log.Info("Container readiness changed", "ready", ready)
+		c.notify()
+	}
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// ContainerInfo is a snapshot of one container of a local pod.
+type ContainerInfo struct {
+	// Name is the container's name.
+	Name string
+	// PID is the running process's id, 0 when none runs.
+	PID int
+	// Ready says the readiness probe passes (or, without a probe, the process has run for a second).
+	Ready bool
+	// Restarts counts how often the process exited and was started again.
+	Restarts int
+	// LastExitCode is the exit code of the last process that exited (-1 when it could not start), if any.
+	LastExitCode *int
+	// LogPath is the file that receives the process's stdout and stderr.
+	LogPath string
+}
+
+func (c *container) info() ContainerInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ci := ContainerInfo{Name: c.name, PID: c.pid, Ready: c.ready, Restarts: c.restarts, LogPath: c.logPath}
+	if c.lastExit != nil {
+		code := c.lastExit.code
+		ci.LastExitCode = &code
+	}
+	return ci
+}
+
+// problem describes why the container is not serving, nil when nothing is wrong.
+func (c *container) problem() *problem {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.crashing || c.lastExit == nil {
+		return nil
+	}
+	e := c.lastExit
+	msg := fmt.Sprintf("container %q exited with exit code %d (restarts: %d)", c.name, e.code, c.restarts)
+	if e.err != "" {
+		msg = fmt.Sprintf("container %q could not start: %s (restarts: %d)", c.name, e.err, c.restarts)
+	}
+	if len(e.logTail) > 0 {
+		msg += "; last log lines:\n" + strings.Join(e.logTail, "\n")
+	}
+	return &problem{Reason: ReasonCrashLoopBackOff, Message: msg}
+}
+
+// probeFor builds the readiness prober of container spec in a pod whose ports are mapped by ports.
+func probeFor(spec *corev1.Container, ports map[int32]int32) prober {
+	return newProber(spec.ReadinessProbe, spec.Ports, ports)
+}
