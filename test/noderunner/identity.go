@@ -8,6 +8,8 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -52,7 +54,16 @@ func (id *identity) refresh(ctx context.Context) (time.Duration, error) {
 	tr := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 		ExpirationSeconds: ptr.To(int64(tokenLifetime / time.Second)),
 	}}
-	tr, err := id.clientset.CoreV1().ServiceAccounts(id.namespace).CreateToken(ctx, id.serviceAccount, tr, metav1.CreateOptions{})
+	sas := id.clientset.CoreV1().ServiceAccounts(id.namespace)
+	resp, err := sas.CreateToken(ctx, id.serviceAccount, tr, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) && id.serviceAccount == "default" {
+		// Without the serviceaccount controller nobody creates a namespace's "default" ServiceAccount: do it here.
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: id.namespace, Name: "default"}}
+		if _, err := sas.Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return 0, fmt.Errorf("creating ServiceAccount %s/default: %w", id.namespace, err)
+		}
+		resp, err = sas.CreateToken(ctx, id.serviceAccount, tr, metav1.CreateOptions{})
+	}
 	if err != nil {
 		return 0, fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", id.namespace, id.serviceAccount, err)
 	}
@@ -61,7 +72,7 @@ func (id *identity) refresh(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	for file, data := range map[string][]byte{
-		"token": []byte(tr.Status.Token), "ca.crt": id.caData, "namespace": []byte(id.namespace),
+		"token": []byte(resp.Status.Token), "ca.crt": id.caData, "namespace": []byte(id.namespace),
 	} {
 		if err := writeFileAtomic(filepath.Join(saDir, file), data); err != nil {
 			return 0, err
@@ -70,7 +81,7 @@ func (id *identity) refresh(ctx context.Context) (time.Duration, error) {
 	if err := id.writeKubeconfig(); err != nil {
 		return 0, err
 	}
-	next := time.Until(tr.Status.ExpirationTimestamp.Time) * 4 / 5
+	next := time.Until(resp.Status.ExpirationTimestamp.Time) * 4 / 5
 	return max(next, time.Minute), nil
 }
 
