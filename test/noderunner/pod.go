@@ -222,7 +222,7 @@ func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookup
 		return nil, err
 	}
 	return &container{
-		name: spec.Name, argv: append([]string{exe}, argv[1:]...), env: env.environ(), dir: hostDir,
+		name: spec.Name, exe: exe, argv: argv, env: env.environ(), dir: hostDir,
 		logPath: filepath.Join(p.dir, spec.Name+".log"), probe: probeFor(spec, p.ports), grace: grace,
 		log: p.log.WithValues("container", spec.Name), notify: p.notify,
 	}, nil

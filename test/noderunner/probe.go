@@ -96,7 +96,7 @@ func httpCheck(get *corev1.HTTPGetAction, port int32, timeout time.Duration) fun
 	url := fmt.Sprintf("%s://%s%s", scheme, net.JoinHostPort(podIP, strconv.Itoa(int(port))), path)
 	client := &http.Client{Timeout: timeout, Transport: &http.Transport{
 		// A kubelet does not verify a probe's certificate either.
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true},
 		DisableKeepAlives: true,
 	}}
 	return func(ctx context.Context) error {

@@ -38,7 +38,8 @@ type exitInfo struct {
 // container runs one container of a pod as a host process and restarts it with backoff when it exits.
 type container struct {
 	name    string
-	argv    []string // argv[0] is the host path of the entrypoint
+	exe     string   // the host path of the entrypoint
+	argv    []string // argv[0] is the entrypoint as the image names it
 	env     []string
 	dir     string
 	logPath string
@@ -93,7 +94,8 @@ func (c *container) runOnce(ctx context.Context) *exitInfo {
 	}
 	defer logFile.Close()
 	offset, _ := logFile.Seek(0, io.SeekEnd)
-	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd := exec.Command(c.exe, c.argv[1:]...)
+	cmd.Args[0] = c.argv[0]
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = c.env, c.dir, logFile, logFile
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
