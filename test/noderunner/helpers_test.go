@@ -86,7 +86,7 @@ func buildTestImage(dir string) error {
 		return err
 	}
 	img, err = mutate.Config(img, v1.Config{Entrypoint: []string{"/app/testapp"}, Cmd: []string{"--listen=:8081"},
-		Env: []string{"PATH=/app", "IMAGE_ENV=from-image"}, WorkingDir: "/app"})
+		Env: []string{"PATH=/app", "IMAGE_ENV=from-image", "IMAGE_FILE=/app/testapp"}, WorkingDir: "/app"})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -31,6 +32,15 @@ type Image struct {
 	RootFS string
 	// Config is the image's runtime configuration (Entrypoint, Cmd, Env, WorkingDir, User).
 	Config v1.Config
+
+	archiveModTime time.Time
+}
+
+// archiveChanged says the image's archive was rewritten (or removed) since it was read: `make images` while the
+// runner runs. The next pod of the image then uses the new build.
+func archiveChanged(img *Image) bool {
+	fi, err := os.Stat(img.Archive)
+	return err != nil || !fi.ModTime().Equal(img.archiveModTime)
 }
 
 // imageStore finds images in the docker-save archives (*.tar) of a directory and extracts each once per digest.
@@ -114,8 +124,13 @@ func (s *imageStore) Get(ref string) (*Image, error) {
 	s.mu.Lock()
 	img, ok := s.extracted[ref]
 	s.mu.Unlock()
-	if ok {
+	if ok && !archiveChanged(img) {
 		return img, nil
+	}
+	if ok {
+		if err := s.scan(); err != nil {
+			return nil, err
+		}
 	}
 	archive, tagStr, found := s.archiveRef(ref)
 	if !found {
@@ -142,6 +157,10 @@ func (s *imageStore) load(ref, archive, tagStr string) (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", ref, err)
 	}
+	fi, err := os.Stat(archive)
+	if err != nil {
+		return nil, err
+	}
 	img, err := tarball.ImageFromPath(archive, &tag)
 	if err != nil {
 		return nil, fmt.Errorf("reading image %s from %s: %w", ref, archive, err)
@@ -161,7 +180,8 @@ func (s *imageStore) load(ref, archive, tagStr string) (*Image, error) {
 		}
 		s.log.Info("Extracted image", "image", ref, "digest", digest.String(), "rootfs", rootfs)
 	}
-	return &Image{Ref: ref, Archive: archive, Digest: digest.String(), RootFS: rootfs, Config: cfg.Config}, nil
+	return &Image{Ref: ref, Archive: archive, Digest: digest.String(), RootFS: rootfs, Config: cfg.Config,
+		archiveModTime: fi.ModTime()}, nil
 }
 
 // extractImage writes the flattened file system of img (whiteouts applied) to a temporary directory next to rootfs

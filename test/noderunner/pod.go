@@ -200,7 +200,7 @@ func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookup
 		env.set("HOME", p.dir)
 	}
 	for _, n := range env.names {
-		env.values[n] = rewritePorts(env.values[n], p.ports)
+		env.values[n] = imagePath(img.RootFS, rewritePorts(env.values[n], p.ports))
 	}
 	argv := commandLine(img.Config, spec)
 	if len(argv) == 0 {
@@ -272,4 +272,20 @@ func (p *pod) lookup(ctx context.Context, reader client.Reader) lookupFunc {
 		}
 		return cm.Data, nil
 	}
+}
+
+// imagePath maps an env value that is an absolute path of a file or directory inside the image (other than "/"),
+// e.g. SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt, to that file on the host; other values are left alone.
+func imagePath(rootfs, value string) string {
+	if !strings.HasPrefix(value, "/") || value == "/" || strings.ContainsAny(value, ": \t\n") {
+		return value
+	}
+	hp, err := hostPath(rootfs, value)
+	if err != nil {
+		return value
+	}
+	if _, err := os.Stat(hp); err != nil {
+		return value
+	}
+	return hp
 }

@@ -68,6 +68,9 @@ func TestDeploymentRunsWithItsServiceAccountIdentity(t *testing.T) {
 			t.Errorf("process env %s = %q, want %q", k, env[k], want)
 		}
 	}
+	if f := env["IMAGE_FILE"]; !strings.HasSuffix(f, "/rootfs/app/testapp") {
+		t.Errorf("IMAGE_FILE = %q, want the host path of /app/testapp in the extracted image", f)
+	}
 	if !strings.Contains(log, "--name="+p.Name) || strings.Contains(log, ":8081\"") {
 		t.Errorf("args not expanded or port not mapped: %s", log)
 	}
