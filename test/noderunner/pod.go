@@ -144,6 +144,9 @@ func (p *pod) run(ctx context.Context, deps podDeps) {
 		renew = next
 	}
 	wg.Wait()
+	// The token stays valid until it expires: do not leave it behind. The logs stay for inspection.
+	_ = os.RemoveAll(filepath.Dir(id.tokenPath()))
+	_ = os.Remove(id.kubeconfigPath())
 	p.log.Info("Pod stopped")
 	p.notify()
 }

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -86,6 +87,14 @@ func New(opts Options) (*Runner, error) {
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
+	}
+	// Absolute: a process runs in its image's working directory, so a relative executable path would not resolve.
+	for _, dir := range []*string{&opts.StateDir, &opts.ImagesDir} {
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			return nil, err
+		}
+		*dir = abs
 	}
 	if err := os.MkdirAll(opts.StateDir, 0o755); err != nil {
 		return nil, err
