@@ -52,6 +52,14 @@ type imageStore struct {
 	mu        sync.Mutex
 	refs      map[string]string // reference -> archive
 	extracted map[string]*Image // reference -> extracted image
+	archives  map[string]archiveTags
+}
+
+// archiveTags caches the RepoTags of an archive as of its modification time: a docker-save tarball has its
+// manifest.json at the end, so reading it means reading the whole file.
+type archiveTags struct {
+	modTime time.Time
+	tags    []string
 }
 
 func newImageStore(dir, stateDir string, log logr.Logger) *imageStore {
@@ -64,23 +72,45 @@ func (s *imageStore) scan() error {
 	if err != nil {
 		return err
 	}
-	refs := map[string]string{}
+	refs, cache := map[string]string{}, map[string]archiveTags{}
 	for _, archive := range archives {
-		manifest, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(archive) })
+		at, err := s.archiveTags(archive)
 		if err != nil {
 			s.log.Error(err, "Skipping an image archive that is not a docker-save tarball", "archive", archive)
 			continue
 		}
-		for _, desc := range manifest {
-			for _, tag := range desc.RepoTags {
-				refs[tag] = archive
-			}
+		cache[archive] = at
+		for _, tag := range at.tags {
+			refs[tag] = archive
 		}
 	}
 	s.mu.Lock()
-	s.refs = refs
+	s.refs, s.archives = refs, cache
 	s.mu.Unlock()
 	return nil
+}
+
+// archiveTags returns the RepoTags of an archive, read again only when the file changed.
+func (s *imageStore) archiveTags(archive string) (archiveTags, error) {
+	fi, err := os.Stat(archive)
+	if err != nil {
+		return archiveTags{}, err
+	}
+	s.mu.Lock()
+	cached, ok := s.archives[archive]
+	s.mu.Unlock()
+	if ok && cached.modTime.Equal(fi.ModTime()) {
+		return cached, nil
+	}
+	manifest, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(archive) })
+	if err != nil {
+		return archiveTags{}, err
+	}
+	at := archiveTags{modTime: fi.ModTime()}
+	for _, desc := range manifest {
+		at.tags = append(at.tags, desc.RepoTags...)
+	}
+	return at, nil
 }
 
 // Refs lists the references of the images the store has, sorted.

@@ -228,3 +228,39 @@ func TestStopLeavesNoProcess(t *testing.T) {
 		}
 	}
 }
+
+func TestMissingServiceAccountIsCreateContainerErrorUntilCreated(t *testing.T) {
+	r, ns := startRunner(t)
+	ctx := context.Background()
+	cs := clientset(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"MODE": "local"}}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds"}, StringData: map[string]string{"token": "s3cret"}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := deployment(ns, "ghostly", "--listen=:8081")
+	d.Spec.Template.Spec.ServiceAccountName = "ghost"
+	c := &d.Spec.Template.Spec.Containers[0]
+	c.EnvFrom = []corev1.EnvFromSource{{Prefix: "CFG_", ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}}}}
+	c.Env = []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "token"}}}}
+	create(t, d)
+	got := waitDeployment(t, ns, "ghostly", time.Minute, "Available=False CreateContainerError", func(d *appsv1.Deployment) bool {
+		return condition(d, appsv1.DeploymentAvailable).Reason == noderunner.ReasonCreateContainerError
+	})
+	if msg := condition(got, appsv1.DeploymentAvailable).Message; !strings.Contains(msg, "ghost") {
+		t.Errorf("message %q must name the ServiceAccount", msg)
+	}
+
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "ghost"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitDeployment(t, ns, "ghostly", time.Minute, "available once the ServiceAccount exists", rolledOut)
+	env := envOf(readLog(t, podsOf(r, "ghostly")[0].Containers[0].LogPath))
+	if env["CFG_MODE"] != "local" || env["TOKEN"] != "s3cret" {
+		t.Errorf("envFrom/secretKeyRef: CFG_MODE=%q TOKEN=%q", env["CFG_MODE"], env["TOKEN"])
+	}
+}
