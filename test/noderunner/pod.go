@@ -226,7 +226,7 @@ func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookup
 	}
 	return &container{
 		name: spec.Name, exe: exe, argv: argv, env: env.environ(), dir: hostDir,
-		logPath: filepath.Join(p.dir, spec.Name+".log"), probe: probeFor(spec, p.ports), grace: grace,
+		logPath: filepath.Join(p.dir, spec.Name+".log"), probe: readinessProber(spec, p.ports), liveness: livenessProber(spec, p.ports), grace: grace,
 		log: p.log.WithValues("container", spec.Name), notify: p.notify,
 	}, nil
 }

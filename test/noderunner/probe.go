@@ -28,14 +28,28 @@ type prober struct {
 	check func(ctx context.Context) error
 }
 
-// newProber turns a readinessProbe into a prober: httpGet and tcpSocket are checked on the pod's mapped loopback
-// port; without a probe the container is ready once it has run for readyAfter.
-func newProber(p *corev1.Probe, declared []corev1.ContainerPort, ports map[int32]int32) prober {
-	if p == nil || (p.HTTPGet == nil && p.TCPSocket == nil) {
-		return prober{initialDelay: readyAfter, period: time.Hour, successThreshold: 1, failureThreshold: 1,
-			check: func(context.Context) error { return nil }}
+// readinessProber is the container's readinessProbe; without one (or with an exec probe) the container is ready
+// once it has run for readyAfter.
+func readinessProber(spec *corev1.Container, ports map[int32]int32) prober {
+	if pr := newProber(spec.ReadinessProbe, spec.Ports, ports); pr != nil {
+		return *pr
 	}
-	pr := prober{
+	return prober{initialDelay: readyAfter, period: time.Hour, successThreshold: 1, failureThreshold: 1,
+		check: func(context.Context) error { return nil }}
+}
+
+// livenessProber is the container's livenessProbe, nil when it has none the runner can run.
+func livenessProber(spec *corev1.Container, ports map[int32]int32) *prober {
+	return newProber(spec.LivenessProbe, spec.Ports, ports)
+}
+
+// newProber turns an httpGet or tcpSocket probe into a prober that checks the pod's mapped loopback port; nil for
+// no probe or an exec or grpc probe.
+func newProber(p *corev1.Probe, declared []corev1.ContainerPort, ports map[int32]int32) *prober {
+	if p == nil || (p.HTTPGet == nil && p.TCPSocket == nil) {
+		return nil
+	}
+	pr := &prober{
 		initialDelay:     time.Duration(p.InitialDelaySeconds) * time.Second,
 		period:           secondsOr(p.PeriodSeconds, 10),
 		successThreshold: int(max(p.SuccessThreshold, 1)),

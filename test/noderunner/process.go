@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 )
 
 const (
@@ -33,20 +32,22 @@ type exitInfo struct {
 	at      time.Time
 	logTail []string
 	err     string // the process could not be started
+	killed  string // why the runner killed it (a failed liveness probe)
 }
 
 // container runs one container of a pod as a host process and restarts it with backoff when it exits.
 type container struct {
-	name    string
-	exe     string   // the host path of the entrypoint
-	argv    []string // argv[0] is the entrypoint as the image names it
-	env     []string
-	dir     string
-	logPath string
-	probe   prober
-	grace   time.Duration
-	log     logr.Logger
-	notify  func()
+	name     string
+	exe      string   // the host path of the entrypoint
+	argv     []string // argv[0] is the entrypoint as the image names it
+	env      []string
+	dir      string
+	logPath  string
+	probe    prober
+	liveness *prober // nil: no liveness probe
+	grace    time.Duration
+	log      logr.Logger
+	notify   func()
 
 	mu         sync.Mutex
 	pid        int
@@ -85,8 +86,8 @@ func (c *container) supervise(ctx context.Context) {
 	}
 }
 
-// runOnce starts the process, probes it while it runs and returns how it ended. When ctx ends it stops the process:
-// SIGTERM to its process group, SIGKILL after the grace period.
+// runOnce starts the process, probes it while it runs and returns how it ended. When ctx ends, or its liveness
+// probe fails, it stops the process: SIGTERM to its process group, SIGKILL after the grace period.
 func (c *container) runOnce(ctx context.Context) *exitInfo {
 	logFile, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -112,25 +113,56 @@ func (c *container) runOnce(ctx context.Context) *exitInfo {
 	probeCtx, stopProbe := context.WithCancel(ctx)
 	defer stopProbe()
 	go c.probeLoop(probeCtx)
+	unhealthy := make(chan string, 1)
+	if c.liveness != nil {
+		go c.livenessLoop(probeCtx, unhealthy)
+	}
 
 	select {
 	case err := <-done:
 		return &exitInfo{code: exitCode(err), at: time.Now(), logTail: tail(c.logPath, offset, logTailLines)}
+	case reason := <-unhealthy:
+		c.log.Info("Liveness probe failed; restarting the container", "reason", reason)
+		err := c.terminate(cmd.Process.Pid, done)
+		return &exitInfo{code: exitCode(err), at: time.Now(), killed: reason, logTail: tail(c.logPath, offset, logTailLines)}
 	case <-ctx.Done():
-		c.terminate(cmd.Process.Pid, done)
+		_ = c.terminate(cmd.Process.Pid, done)
 		return &exitInfo{code: -1, at: time.Now()}
 	}
 }
 
+// livenessLoop reports on unhealthy once the liveness probe has failed failureThreshold times in a row.
+func (c *container) livenessLoop(ctx context.Context, unhealthy chan<- string) {
+	p := c.liveness
+	if !sleepCtx(ctx, p.initialDelay) {
+		return
+	}
+	failures := 0
+	for {
+		if err := p.check(ctx); err != nil && ctx.Err() == nil {
+			if failures++; failures >= p.failureThreshold {
+				unhealthy <- fmt.Sprintf("liveness probe failed %d times: %v", failures, err)
+				return
+			}
+		} else {
+			failures = 0
+		}
+		if !sleepCtx(ctx, p.period) {
+			return
+		}
+	}
+}
+
 // terminate sends SIGTERM to the process group and SIGKILL after the grace period, and waits for the process.
-func (c *container) terminate(pid int, done <-chan error) {
+func (c *container) terminate(pid int, done <-chan error) error {
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	var err error
 	select {
-	case <-done:
+	case err = <-done:
 	case <-time.After(c.grace):
 		c.log.Info("Container did not stop within its grace period; killing it", "pid", pid, "grace", c.grace)
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		<-done
+		err = <-done
 	}
 	// Whatever the process left behind in its group goes too.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
@@ -138,6 +170,7 @@ func (c *container) terminate(pid int, done <-chan error) {
 	c.pid, c.running, c.ready = 0, false, false
 	c.mu.Unlock()
 	c.log.Info("Container stopped", "pid", pid)
+	return err
 }
 
 func exitCode(err error) int {
@@ -266,16 +299,14 @@ func (c *container) problem() *problem {
 	}
 	e := c.lastExit
 	msg := fmt.Sprintf("container %q exited with exit code %d (restarts: %d)", c.name, e.code, c.restarts)
-	if e.err != "" {
+	switch {
+	case e.err != "":
 		msg = fmt.Sprintf("container %q could not start: %s (restarts: %d)", c.name, e.err, c.restarts)
+	case e.killed != "":
+		msg = fmt.Sprintf("container %q was killed, exit code %d: %s (restarts: %d)", c.name, e.code, e.killed, c.restarts)
 	}
 	if len(e.logTail) > 0 {
 		msg += "; last log lines:\n" + strings.Join(e.logTail, "\n")
 	}
 	return &problem{Reason: ReasonCrashLoopBackOff, Message: msg}
-}
-
-// probeFor builds the readiness prober of container spec in a pod whose ports are mapped by ports.
-func probeFor(spec *corev1.Container, ports map[int32]int32) prober {
-	return newProber(spec.ReadinessProbe, spec.Ports, ports)
 }

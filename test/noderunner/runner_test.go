@@ -11,6 +11,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -262,5 +263,23 @@ func TestMissingServiceAccountIsCreateContainerErrorUntilCreated(t *testing.T) {
 	env := envOf(readLog(t, podsOf(r, "ghostly")[0].Containers[0].LogPath))
 	if env["CFG_MODE"] != "local" || env["TOKEN"] != "s3cret" {
 		t.Errorf("envFrom/secretKeyRef: CFG_MODE=%q TOKEN=%q", env["CFG_MODE"], env["TOKEN"])
+	}
+}
+
+func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
+	r, ns := startRunner(t)
+	d := deployment(ns, "sick", "--listen=:8081", "--unhealthy")
+	d.Spec.Template.Spec.Containers[0].LivenessProbe = &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 2,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8081)}}}
+	create(t, d)
+	got := waitDeployment(t, ns, "sick", time.Minute, "Available=False CrashLoopBackOff after liveness restarts", func(d *appsv1.Deployment) bool {
+		c := condition(d, appsv1.DeploymentAvailable)
+		return c.Reason == noderunner.ReasonCrashLoopBackOff && strings.Contains(c.Message, "restarts: 2")
+	})
+	if msg := condition(got, appsv1.DeploymentAvailable).Message; !strings.Contains(msg, "liveness probe failed") {
+		t.Errorf("message %q must say the liveness probe failed", msg)
+	}
+	if p := podsOf(r, "sick"); len(p) != 1 || p[0].Containers[0].Restarts < 2 {
+		t.Errorf("pods = %+v, want one restarted at least twice", p)
 	}
 }

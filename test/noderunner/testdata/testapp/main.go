@@ -1,5 +1,5 @@
 // Command testapp is the node runner tests' container: it prints its environment, serves /healthz and /readyz on
-// --listen, and with --exit-code exits with that code after --exit-after.
+// --listen (failing with --unhealthy), and with --exit-code exits with that code after --exit-after.
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 func main() {
 	listen := flag.String("listen", "", "address to serve /healthz and /readyz on")
 	_ = flag.String("name", "", "a name, printed with the args")
+	unhealthy := flag.Bool("unhealthy", false, "answer /healthz and /readyz with 500")
 	exitCode := flag.Int("exit-code", -1, "exit with this code after --exit-after")
 	exitAfter := flag.Duration("exit-after", 0, "when to exit with --exit-code")
 	flag.Parse()
@@ -31,7 +32,13 @@ func main() {
 	if *listen == "" {
 		select {}
 	}
-	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+	ok := func(w http.ResponseWriter, _ *http.Request) {
+		if *unhealthy {
+			http.Error(w, "unhealthy", http.StatusInternalServerError)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}
 	http.HandleFunc("/healthz", ok)
 	http.HandleFunc("/readyz", ok)
 	fmt.Println("listening on " + *listen)
