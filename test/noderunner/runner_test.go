@@ -115,12 +115,17 @@ func TestCrashingProcessIsCrashLoopBackOff(t *testing.T) {
 	r, ns := startRunner(t)
 	d := deployment(ns, "crasher", "--exit-code=3")
 	d.Spec.Template.Spec.Containers[0].ReadinessProbe = nil
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](3)
 	create(t, d)
-	got := waitDeployment(t, ns, "crasher", time.Minute, "Available=False CrashLoopBackOff after a restart", func(d *appsv1.Deployment) bool {
+	got := waitDeployment(t, ns, "crasher", time.Minute, "Available=False CrashLoopBackOff after restarts, progress deadline exceeded", func(d *appsv1.Deployment) bool {
 		c := condition(d, appsv1.DeploymentAvailable)
 		return c.Status == corev1.ConditionFalse && c.Reason == noderunner.ReasonCrashLoopBackOff &&
-			strings.Contains(c.Message, "restarts: 2")
+			strings.Contains(c.Message, "restarts: 2") &&
+			condition(d, appsv1.DeploymentProgressing).Reason == noderunner.ReasonProgressDeadlineExceeded
 	})
+	if msg := condition(got, appsv1.DeploymentProgressing).Message; !strings.Contains(msg, "exit code 3") {
+		t.Errorf("Progressing message %q does not say why", msg)
+	}
 	msg := condition(got, appsv1.DeploymentAvailable).Message
 	for _, want := range []string{`container "app"`, "exit code 3", "exiting with code 3"} {
 		if !strings.Contains(msg, want) {

@@ -2,6 +2,7 @@ package noderunner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -10,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
-// Condition reasons the runner writes on a Deployment. The first four are the deployment controller's.
+// Condition reasons the runner writes on a Deployment. The first five are the deployment controller's.
 const (
 	// ReasonMinimumReplicasAvailable: Available=True, enough replicas are ready.
 	ReasonMinimumReplicasAvailable = "MinimumReplicasAvailable"
@@ -20,6 +21,8 @@ const (
 	ReasonNewReplicaSetAvailable = "NewReplicaSetAvailable"
 	// ReasonReplicaSetUpdated: Progressing=True, the rollout is under way.
 	ReasonReplicaSetUpdated = "ReplicaSetUpdated"
+	// ReasonProgressDeadlineExceeded: Progressing=False, the rollout made no progress for progressDeadlineSeconds.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 	// ReasonCrashLoopBackOff: a container keeps exiting; the message names it, its exit code, restarts and last log lines.
 	ReasonCrashLoopBackOff = "CrashLoopBackOff"
 	// ReasonImageNotFound: the runner has no archive with a container's image; the message lists the images it has.
@@ -78,13 +81,15 @@ func deploymentStatus(d *appsv1.Deployment, hash string, pods []podState, imageP
 	}
 	st.UnavailableReplicas = max(desired-st.AvailableReplicas, 0)
 	available := st.AvailableReplicas >= desired-maxUnavailable(d, desired)
-	setConditions(st, d, hash, available, prob, now)
+	if wait := setConditions(st, d, hash, available, prob, now); wait > 0 && (recheck == 0 || wait < recheck) {
+		recheck = wait
+	}
 	return *st, recheck
 }
 
-// setConditions sets Available and Progressing. A problem makes Progressing False with its reason, and Available
-// False with its reason when too few replicas are available.
-func setConditions(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash string, available bool, prob *problem, now time.Time) {
+// setConditions sets Available and Progressing and returns when to look again for the progress deadline. When too
+// few replicas are available, a problem (a crash loop, a missing image) is Available's reason and message.
+func setConditions(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash string, available bool, prob *problem, now time.Time) time.Duration {
 	switch {
 	case available:
 		setCondition(st, appsv1.DeploymentAvailable, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, "Deployment has minimum availability.", now)
@@ -93,16 +98,69 @@ func setConditions(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash strin
 	default:
 		setCondition(st, appsv1.DeploymentAvailable, corev1.ConditionFalse, ReasonMinimumReplicasUnavailable, "Deployment does not have minimum availability.", now)
 	}
-	desired := ptrOr(d.Spec.Replicas, 1)
+	return setProgressing(st, d, hash, prob, now)
+}
+
+// setProgressing follows the deployment controller: NewReplicaSetAvailable once the rollout is complete;
+// ReplicaSetUpdated, with lastUpdateTime moved on, whenever the rollout makes progress (a new template, more updated,
+// ready or available replicas, fewer old ones); ProgressDeadlineExceeded (False) when it made none for
+// progressDeadlineSeconds. A problem of the new pods is appended to the message.
+func setProgressing(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash string, prob *problem, now time.Time) time.Duration {
 	rs := fmt.Sprintf("ReplicaSet %q", d.Name+"-"+hash)
-	switch {
-	case prob != nil:
-		setCondition(st, appsv1.DeploymentProgressing, corev1.ConditionFalse, prob.Reason, prob.Message, now)
-	case st.UpdatedReplicas == desired && st.Replicas == desired && st.AvailableReplicas == desired:
+	desired := ptrOr(d.Spec.Replicas, 1)
+	if st.UpdatedReplicas == desired && st.Replicas == desired && st.AvailableReplicas == desired {
 		setCondition(st, appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonNewReplicaSetAvailable, rs+" has successfully progressed.", now)
-	default:
-		setCondition(st, appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonReplicaSetUpdated, rs+" is progressing.", now)
+		return 0
 	}
+	detail := ""
+	if prob != nil {
+		detail = ": " + prob.Message
+	}
+	prev := findCondition(st.Conditions, appsv1.DeploymentProgressing)
+	if prev == nil || !strings.HasPrefix(prev.Message, rs+" ") || progressed(&d.Status, st) {
+		setCondition(st, appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonReplicaSetUpdated, rs+" is progressing"+detail, now)
+		findCondition(st.Conditions, appsv1.DeploymentProgressing).LastUpdateTime = metav1.NewTime(now)
+		return deadline(d)
+	}
+	if prev.Reason == ReasonProgressDeadlineExceeded {
+		return 0
+	}
+	last, limit := prev.LastUpdateTime, deadline(d)
+	if limit > 0 && now.Sub(last.Time) >= limit {
+		setCondition(st, appsv1.DeploymentProgressing, corev1.ConditionFalse, ReasonProgressDeadlineExceeded, rs+" has timed out progressing"+detail, now)
+		return 0
+	}
+	// No progress: the message may change (the problem), lastUpdateTime may not, so the deadline still counts.
+	prev.Message = rs + " is progressing" + detail
+	if limit > 0 {
+		return last.Add(limit).Sub(now)
+	}
+	return 0
+}
+
+// progressed is the deployment controller's DeploymentProgressing: old is the status read, cur the one computed.
+func progressed(old, cur *appsv1.DeploymentStatus) bool {
+	return cur.UpdatedReplicas > old.UpdatedReplicas ||
+		cur.Replicas-cur.UpdatedReplicas < old.Replicas-old.UpdatedReplicas ||
+		cur.ReadyReplicas > old.ReadyReplicas ||
+		cur.AvailableReplicas > old.AvailableReplicas
+}
+
+// deadline is progressDeadlineSeconds (600 by default), 0 when the Deployment has none or is paused.
+func deadline(d *appsv1.Deployment) time.Duration {
+	if d.Spec.Paused {
+		return 0
+	}
+	return time.Duration(ptrOr(d.Spec.ProgressDeadlineSeconds, 600)) * time.Second
+}
+
+func findCondition(conds []appsv1.DeploymentCondition, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
 }
 
 // setCondition sets a condition, keeping its times when nothing changed and its transition time when only the
