@@ -288,3 +288,31 @@ func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
 		t.Errorf("pods = %+v, want one restarted at least twice", p)
 	}
 }
+
+func TestRecreateStopsTheOldPodFirst(t *testing.T) {
+	r, ns := startRunner(t)
+	d := deployment(ns, "single", "--listen=:8081")
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	create(t, d)
+	waitDeployment(t, ns, "single", time.Minute, "first version available", rolledOut)
+	oldPID := podsOf(r, "single")[0].Containers[0].PID
+
+	cs := clientset(t)
+	cur, err := cs.AppsV1().Deployments(ns).Get(context.Background(), "single", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.Spec.Template.Spec.Containers[0].Args = []string{"--listen=0.0.0.0:8081"}
+	if cur, err = cs.AppsV1().Deployments(ns).Update(context.Background(), cur, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitDeployment(t, ns, "single", time.Minute, "second version rolled out", func(got *appsv1.Deployment) bool {
+		return got.Generation == cur.Generation && rolledOut(got)
+	})
+	if alive(oldPID) {
+		t.Errorf("old process %d still runs", oldPID)
+	}
+	if pods := podsOf(r, "single"); len(pods) != 1 {
+		t.Errorf("pods = %+v, want one", pods)
+	}
+}
