@@ -103,9 +103,9 @@ bench: tools ## Run the Go benchmarks.
 ##@ Run
 
 .PHONY: run
-run: tools ## Start the local control plane with ALM's CRDs and stay in the foreground (Ctrl-C stops it).
-	go build -o $(BIN)/localenv ./test/cmd/localenv
-	$(BIN)/localenv
+run: tools images ## The local environment and the story: control plane, ALM from config/default, node runner, Konnect simulator (ARGS='--help').
+	go build -o $(BIN)/ ./cmd/almctl ./test/cmd/localenv
+	$(BIN)/localenv $(ARGS)
 
 ##@ Tools (built from source, only when missing)
 

@@ -1,17 +1,25 @@
-// Command localenv runs ALM's local environment (`make run`): a real control plane (etcd, kube-apiserver and
-// kube-controller-manager with the garbage collector) with ALM's CRDs installed. It stays in the foreground and
-// tears everything down on Ctrl-C.
+// Command localenv is `make run`: ALM's local environment and its story. It starts a real control plane (etcd,
+// kube-apiserver, kube-controller-manager with the garbage collector), deploys ALM from config/default, runs it and
+// every operator it installs as processes through the local node runner, starts the Konnect simulator, then tells
+// the story (publish, install, sync to Konnect, upgrade by replaces) and stays up for kubectl until Ctrl-C.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localenv"
 )
 
 func main() {
@@ -21,66 +29,126 @@ func main() {
 	}
 }
 
+type options struct {
+	stateDir, catalog string
+	noDemo, verbose   bool
+}
+
+func parseFlags(root string) options {
+	var o options
+	flag.StringVar(&o.stateDir, "state-dir", filepath.Join(root, ".localenv"),
+		"Directory for the kubeconfig (kubeconfig), the Konnect URL and token (konnect.env), and every log; kept after exit.")
+	flag.StringVar(&o.catalog, "catalog", "",
+		"Also serve the bundles in this directory (<package>/<version>/ bundle directories) through a directory CatalogSource.")
+	flag.BoolVar(&o.noDemo, "no-demo", false, "Start the environment and ALM, but do not tell the story.")
+	flag.BoolVar(&o.verbose, "v", false, "Print the node runner's logs.")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), `localenv starts ALM's local environment and tells its story (make run):
+
+  - a local control plane (etcd, kube-apiserver, kube-controller-manager with the garbage collector);
+  - ALM, deployed with config/default and run from its image (make images) by the local node runner, which
+    plays the kubelet: every Deployment whose image is in bin/images runs as a process with its ServiceAccount's
+    identity;
+  - the Konnect API simulator, or real Konnect when KONNECT_TOKEN and KONNECT_SERVER_URL are set;
+  - the story: publish the Konnect operator, install it with an AppType, sync Konnect objects, undo an edit made
+    in Konnect, publish a version with replaces and watch the upgrade.
+
+Then it stays up for kubectl (the kubeconfig is <state-dir>/kubeconfig) and prints a line "ready"; Ctrl-C stops
+everything and leaves no process behind.
+
+Usage: localenv [flags]   (make run ARGS='...')
+
+Flags:
+`)
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	return o
+}
+
 func run() error {
 	root, err := controlplane.RepoRoot()
 	if err != nil {
 		return err
 	}
-	stateDir := flag.String("state-dir", filepath.Join(root, ".localenv"),
-		"Directory for the kubeconfig and the control plane logs; kept after exit for inspection.")
-	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "localenv starts ALM's local environment and stays in the foreground; Ctrl-C stops it.\n\nUsage: localenv [flags]\n\nFlags:\n")
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	if err := os.MkdirAll(*stateDir, 0o755); err != nil {
+	o := parseFlags(root)
+	if o.stateDir, err = filepath.Abs(o.stateDir); err != nil {
 		return err
 	}
-	logPath := filepath.Join(*stateDir, "controlplane.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return err
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := logr.Discard()
+	if o.verbose {
+		log = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
 	}
-	defer logFile.Close()
-
-	fmt.Println("Starting the local control plane (etcd, kube-apiserver, kube-controller-manager)...")
-	cp, err := controlplane.Start(controlplane.Options{
-		CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")},
-		Output:            logFile,
+	ctrllog.SetLogger(log) // the node runner runs controller-runtime in this process
+	start := time.Now()
+	fmt.Printf("Starting the local control plane, the node runner, ALM (config/default) and %s...\n", konnectName())
+	env, err := localenv.Start(ctx, localenv.Options{
+		Root: root, StateDir: o.stateDir, Logger: log,
+		KonnectToken: os.Getenv("KONNECT_TOKEN"), KonnectServerURL: os.Getenv("KONNECT_SERVER_URL"),
 	})
 	if err != nil {
-		return fmt.Errorf("%w (control plane logs: %s)", err, logPath)
+		return err
 	}
 	defer func() {
-		fmt.Println("Stopping the local control plane...")
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "localenv: stopping: %v\n", err)
-		}
+		fmt.Println("Stopping every process...")
+		env.Stop()
 	}()
-	kubeconfig := filepath.Join(*stateDir, "kubeconfig")
-	data, err := os.ReadFile(cp.KubeconfigPath)
-	if err != nil {
+	fmt.Printf("[%6.1fs] ALM is running (Deployment %s/%s, Available)\n", time.Since(start).Seconds(), localenv.ALMNamespace, localenv.ALMDeployment)
+	if err := tell(ctx, env, o); err != nil {
 		return err
 	}
-	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
-		return err
-	}
-	kubectl := filepath.Join(root, "bin", "kubectl")
-	fmt.Printf(`
-The local control plane is up.
+	printReady(env, root)
+	<-ctx.Done()
+	return nil
+}
 
-  kubeconfig:  %[1]s
-  logs:        %[2]s
+func tell(ctx context.Context, env *localenv.Env, o options) error {
+	story := localenv.NewStory(env, os.Stdout)
+	if o.catalog != "" {
+		dir, err := filepath.Abs(o.catalog)
+		if err != nil {
+			return err
+		}
+		if err := story.CreateDirectoryCatalog(ctx, "local", dir); err != nil {
+			return err
+		}
+		fmt.Printf("Serving the bundles in %s through CatalogSource %s/local\n", dir, localenv.ALMNamespace)
+	}
+	if o.noDemo {
+		return nil
+	}
+	if err := story.Tell(ctx); err != nil {
+		return fmt.Errorf("%w\n(logs: %s)", err, filepath.Join(o.stateDir, "noderunner", "pods"))
+	}
+	fmt.Printf("\nThe story took %s.\n", story.Elapsed().Round(100*time.Millisecond))
+	return nil
+}
+
+func printReady(env *localenv.Env, root string) {
+	fmt.Printf(`
+The environment is up.
+
+  kubeconfig:     %[1]s
+  Konnect:        %[2]s (URL and token in %[3]s)
+  process logs:   %[4]s
+  control plane:  %[5]s
 
 Try:
-  %[3]s --kubeconfig %[1]s get crd
   export KUBECONFIG=%[1]s
+  %[6]s get alm -A
+  %[6]s get konnectgatewaycontrolplanes,kongservices,kongroutes,kongconsumers -A
 
-Press Ctrl-C to stop and remove everything.
-`, kubeconfig, logPath, kubectl)
+Press Ctrl-C to stop everything.
+ready
+`, env.Kubeconfig, env.KonnectURL, filepath.Join(env.StateDir, "konnect.env"), filepath.Join(env.StateDir, "noderunner", "pods"),
+		filepath.Join(env.StateDir, "controlplane.log"), filepath.Join(root, "bin", "kubectl"))
+}
 
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	<-stop
-	return nil
+func konnectName() string {
+	if os.Getenv("KONNECT_TOKEN") != "" && os.Getenv("KONNECT_SERVER_URL") != "" {
+		return "real Konnect (" + os.Getenv("KONNECT_SERVER_URL") + ")"
+	}
+	return "the Konnect simulator"
 }

@@ -1,0 +1,282 @@
+// Package localenv is ALM's local environment, what `make run` starts and the end-to-end tests use: the local control
+// plane, ALM deployed from config/default and run by the local node runner from the image `make images` built, and
+// the Konnect API simulator (or real Konnect). Story tells ALM's story on it, step by step.
+package localenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/noderunner"
+)
+
+// ALMNamespace and ALMDeployment are where config/default deploys ALM.
+const (
+	ALMNamespace  = "alm-system"
+	ALMDeployment = "alm-manager"
+)
+
+// Options configure Start.
+type Options struct {
+	// Root is the repository root: config/default, bin/ (kubectl, almctl, images/) and bundles/ are read from it.
+	Root string
+	// StateDir holds the kubeconfig, konnect.env, the control plane's and the node runner's state and logs.
+	StateDir string
+	// KonnectToken and KonnectServerURL select real Konnect; when either is empty the simulator runs instead.
+	KonnectToken, KonnectServerURL string
+	// Logger receives the node runner's logs.
+	Logger logr.Logger
+}
+
+// Env is a running local environment.
+type Env struct {
+	Root, StateDir string
+	// Kubeconfig is an admin kubeconfig for kubectl, almctl and the tests.
+	Kubeconfig string
+	CP         *controlplane.ControlPlane
+	Client     client.Client
+	Runner     *noderunner.Runner
+	// Sim is the Konnect simulator; nil with real Konnect.
+	Sim *konnectsim.Server
+	// KonnectURL and KonnectToken are what a KonnectAPIAuthConfiguration uses.
+	KonnectURL, KonnectToken string
+
+	logFile *os.File
+}
+
+// Start brings the environment up and returns once ALM is Available. On error, everything started is stopped.
+func Start(ctx context.Context, o Options) (_ *Env, err error) {
+	e := &Env{Root: o.Root, StateDir: o.StateDir}
+	defer func() {
+		if err != nil {
+			e.Stop()
+		}
+	}()
+	if err := e.startControlPlane(); err != nil {
+		return nil, err
+	}
+	if err := e.startKonnect(o); err != nil {
+		return nil, err
+	}
+	runner, err := noderunner.New(noderunner.Options{
+		Config: e.CP.Config, ImagesDir: e.Path("bin", "images"), StateDir: filepath.Join(e.StateDir, "noderunner"), Logger: o.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.Runner = runner
+	if err := runner.Start(ctx); err != nil {
+		return nil, fmt.Errorf("starting the node runner: %w", err)
+	}
+	if len(runner.Images()) == 0 {
+		return nil, fmt.Errorf("no image archives in %s: run `make images` first", e.Path("bin", "images"))
+	}
+	if _, err := e.Kubectl(ctx, "apply", "-k", e.Path("config", "default")); err != nil {
+		return nil, fmt.Errorf("deploying ALM from config/default: %w", err)
+	}
+	if err := e.WaitDeploymentAvailable(ctx, ALMNamespace, ALMDeployment, 2*time.Minute); err != nil {
+		return nil, fmt.Errorf("ALM did not become available (logs under %s): %w", filepath.Join(e.StateDir, "noderunner", "pods"), err)
+	}
+	return e, nil
+}
+
+func (e *Env) startControlPlane() error {
+	if err := os.MkdirAll(e.StateDir, 0o755); err != nil {
+		return err
+	}
+	logPath := filepath.Join(e.StateDir, "controlplane.log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	e.logFile = f
+	cp, err := controlplane.Start(controlplane.Options{Output: f})
+	if err != nil {
+		return fmt.Errorf("%w (control plane logs: %s)", err, logPath)
+	}
+	e.CP = cp
+	data, err := os.ReadFile(cp.KubeconfigPath)
+	if err != nil {
+		return err
+	}
+	e.Kubeconfig = filepath.Join(e.StateDir, "kubeconfig")
+	if err := os.WriteFile(e.Kubeconfig, data, 0o600); err != nil {
+		return err
+	}
+	e.Client, err = client.New(cp.Config, client.Options{Scheme: Scheme()})
+	return err
+}
+
+// startKonnect starts the simulator with a random token (so that a token found in a log is surely a leak), or
+// takes real Konnect's, and writes both to konnect.env for scripts.
+func (e *Env) startKonnect(o Options) error {
+	if o.KonnectToken != "" && o.KonnectServerURL != "" {
+		e.KonnectURL, e.KonnectToken = o.KonnectServerURL, o.KonnectToken
+	} else {
+		buf := make([]byte, 16)
+		if _, err := rand.Read(buf); err != nil {
+			return err
+		}
+		e.KonnectToken = "kpat_local_" + hex.EncodeToString(buf)
+		e.Sim = konnectsim.New(konnectsim.Options{Organizations: []konnectsim.Organization{{Name: "local", Tokens: []string{e.KonnectToken}}}})
+		if err := e.Sim.Start(); err != nil {
+			return fmt.Errorf("starting the Konnect simulator: %w", err)
+		}
+		e.KonnectURL = e.Sim.URL()
+	}
+	env := fmt.Sprintf("KONNECT_SERVER_URL=%s\nKONNECT_TOKEN=%s\n", e.KonnectURL, e.KonnectToken)
+	return os.WriteFile(filepath.Join(e.StateDir, "konnect.env"), []byte(env), 0o600)
+}
+
+// Stop stops the node runner's processes, the simulator and the control plane; it leaves no process behind.
+func (e *Env) Stop() {
+	if e.Runner != nil {
+		_ = e.Runner.Stop()
+	}
+	if e.Sim != nil {
+		_ = e.Sim.Close()
+	}
+	if e.CP != nil {
+		_ = e.CP.Stop()
+	}
+	if e.logFile != nil {
+		_ = e.logFile.Close()
+	}
+}
+
+// Path is a path under the repository root.
+func (e *Env) Path(elem ...string) string {
+	return filepath.Join(append([]string{e.Root}, elem...)...)
+}
+
+// Kubectl runs bin/kubectl with the admin kubeconfig and returns its output.
+func (e *Env) Kubectl(ctx context.Context, args ...string) (string, error) {
+	return e.run(ctx, e.Path("bin", "kubectl"), append([]string{"--kubeconfig", e.Kubeconfig}, args...)...)
+}
+
+// Almctl runs bin/almctl with the admin kubeconfig and returns its output.
+func (e *Env) Almctl(ctx context.Context, args ...string) (string, error) {
+	return e.run(ctx, e.Path("bin", "almctl"), append(args, "--kubeconfig", e.Kubeconfig)...)
+}
+
+func (e *Env) run(ctx context.Context, name string, args ...string) (string, error) {
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out.String())
+	}
+	return out.String(), nil
+}
+
+// WaitDeploymentAvailable waits until the Deployment has rolled out its current spec and is Available.
+func (e *Env) WaitDeploymentAvailable(ctx context.Context, namespace, name string, timeout time.Duration) error {
+	return Poll(ctx, timeout, func() error {
+		d := &appsv1.Deployment{}
+		if err := e.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
+			return err
+		}
+		return rolledOut(d)
+	})
+}
+
+// rolledOut is nil once a Deployment runs its current spec on every replica and is Available, as `kubectl rollout
+// status` judges it.
+func rolledOut(d *appsv1.Deployment) error {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas < want || st.Replicas > st.UpdatedReplicas || st.AvailableReplicas < want {
+		return fmt.Errorf("Deployment %s/%s: %d of %d replicas updated and %d available (generation %d observed %d)%s",
+			d.Namespace, d.Name, st.UpdatedReplicas, want, st.AvailableReplicas, d.Generation, st.ObservedGeneration, conditionText(d))
+	}
+	for _, c := range st.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return nil
+		}
+	}
+	return fmt.Errorf("Deployment %s/%s is not Available%s", d.Namespace, d.Name, conditionText(d))
+}
+
+func conditionText(d *appsv1.Deployment) string {
+	var parts []string
+	for _, c := range d.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			parts = append(parts, fmt.Sprintf("%s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// Poll calls cond every 200ms until it returns nil, ctx ends or timeout passes; the error then says what was
+// last seen.
+func Poll(ctx context.Context, timeout time.Duration, cond func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		err := cond()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("after %s: %w", timeout, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Scheme knows the built-in kinds, ALM's and the Konnect operator's.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, operatorsv1alpha1.AddToScheme, konnectv1alpha1.AddToScheme, konnectv1alpha2.AddToScheme,
+		configurationv1alpha1.AddToScheme, configurationv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// Logs returns the log files of the node runner's pods whose name starts with prefix ("" for all).
+func (e *Env) Logs(prefix string) map[string]string {
+	out := map[string]string{}
+	_ = filepath.WalkDir(filepath.Join(e.StateDir, "noderunner", "pods"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".log") || !strings.HasPrefix(filepath.Base(filepath.Dir(path)), prefix) {
+			return nil
+		}
+		data, _ := os.ReadFile(path)
+		out[path] = string(data)
+		return nil
+	})
+	return out
+}
