@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -73,11 +74,15 @@ Flags:
 	if kf := flag.CommandLine.Lookup("kubeconfig"); kf != nil {
 		fs.Var(kf.Value, kf.Name, "Path to a kubeconfig. Only required when running outside a cluster.")
 	}
+	// A bad flag is one line in the log, not the whole usage; --help prints the usage.
+	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(os.Stdout)
+			fs.Usage()
 			return nil
 		}
-		return err
+		return fmt.Errorf("%w (see --help)", err)
 	}
 	if syncPeriod <= 0 {
 		return fmt.Errorf("--sync-period must be positive, got %s", syncPeriod)

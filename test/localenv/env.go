@@ -18,6 +18,7 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -211,7 +212,7 @@ func rolledOut(d *appsv1.Deployment) error {
 	}
 	st := d.Status
 	if st.ObservedGeneration < d.Generation || st.UpdatedReplicas < want || st.Replicas > st.UpdatedReplicas || st.AvailableReplicas < want {
-		return fmt.Errorf("Deployment %s/%s: %d of %d replicas updated and %d available (generation %d observed %d)%s",
+		return fmt.Errorf("the Deployment %s/%s has %d of %d replicas updated and %d available (generation %d observed %d)%s",
 			d.Namespace, d.Name, st.UpdatedReplicas, want, st.AvailableReplicas, d.Generation, st.ObservedGeneration, conditionText(d))
 	}
 	for _, c := range st.Conditions {
@@ -219,7 +220,7 @@ func rolledOut(d *appsv1.Deployment) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("Deployment %s/%s is not Available%s", d.Namespace, d.Name, conditionText(d))
+	return fmt.Errorf("the Deployment %s/%s is not Available%s", d.Namespace, d.Name, conditionText(d))
 }
 
 func conditionText(d *appsv1.Deployment) string {
@@ -257,7 +258,7 @@ func Poll(ctx context.Context, timeout time.Duration, cond func() error) error {
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, operatorsv1alpha1.AddToScheme, konnectv1alpha1.AddToScheme, konnectv1alpha2.AddToScheme,
+		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, operatorsv1alpha1.AddToScheme, konnectv1alpha1.AddToScheme, konnectv1alpha2.AddToScheme,
 		configurationv1alpha1.AddToScheme, configurationv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
@@ -271,7 +272,10 @@ func Scheme() *runtime.Scheme {
 func (e *Env) Logs(prefix string) map[string]string {
 	out := map[string]string{}
 	_ = filepath.WalkDir(filepath.Join(e.StateDir, "noderunner", "pods"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".log") || !strings.HasPrefix(filepath.Base(filepath.Dir(path)), prefix) {
+		if err != nil {
+			return nil //nolint:nilerr // a pod directory removed while walking has no log to return
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".log") || !strings.HasPrefix(filepath.Base(filepath.Dir(path)), prefix) {
 			return nil
 		}
 		data, _ := os.ReadFile(path)

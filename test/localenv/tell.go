@@ -119,7 +119,7 @@ func (s *Story) upgrade(ctx context.Context, bundle, version string) (string, er
 		return "", err
 	}
 	if now.String() != ids.String() {
-		return "", fmt.Errorf("Konnect ids changed in the upgrade: %s, were %s", now, ids)
+		return "", fmt.Errorf("the Konnect ids changed in the upgrade: %s, were %s", now, ids)
 	}
 	summary := fmt.Sprintf("%s %s; Deployment %s adopted (same UID %s); Konnect ids unchanged", ov.Name, ov.Status.Phase,
 		types.NamespacedName{Namespace: OperatorNamespace, Name: Package}, after.UID)

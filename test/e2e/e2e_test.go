@@ -1,0 +1,100 @@
+// Package e2e tells ALM's whole story with the real binaries as processes: ALM deployed from config/default and
+// run from its image by the local node runner, the Konnect operator installed from bundles/ and run the same way,
+// the Konnect simulator over HTTP. Every assertion is something a user can see.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localenv"
+)
+
+var root string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrllog.SetLogger(logr.Discard()) // the node runner runs controller-runtime in the test process
+	var err error
+	if root, err = controlplane.RepoRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if _, err := controlplane.BinDir(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: skipped: %v (run make tools)\n", err)
+		return 0
+	}
+	// The story runs almctl as a user does.
+	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin")+"/", "./cmd/almctl")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: building almctl: %v\n", err)
+		return 1
+	}
+	// Always rebuilt (as `make images` does), so the processes run the code under test, not an older build.
+	images := exec.Command("go", "run", "./hack/images/cmd/images", "build", "--root", root, "--out", filepath.Join(root, "bin", "images"))
+	images.Dir, images.Stderr = root, os.Stderr
+	if err := images.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: building the images: %v\n", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// start brings up a local environment for one test and the story on it.
+func start(t *testing.T) (context.Context, *localenv.Env, *localenv.Story) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("e2e: not in -short")
+	}
+	ctx := t.Context()
+	dir := t.TempDir()
+	env, err := localenv.Start(ctx, localenv.Options{Root: root, StateDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for path, log := range env.Logs("") {
+				t.Logf("---- %s (last 3000 bytes)\n%s", path, tail(log, 3000))
+			}
+		}
+		env.Stop()
+	})
+	story := localenv.NewStory(env, testWriter{t})
+	story.Timeout = 3 * time.Minute
+	return ctx, env, story
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// testWriter sends the story's lines to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}
+
+// figure logs a measured duration under a stable prefix, so that the figures can be collected from a run.
+func figure(t *testing.T, what string, d time.Duration) {
+	t.Helper()
+	t.Logf("FIGURE %-45s %6.1fs", what, d.Seconds())
+}

@@ -1,0 +1,312 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/hack/bundlegen"
+	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/localenv"
+)
+
+const ns = localenv.OperatorNamespace
+
+// TestStory: publish, install, sync, upgrade twice by publishing, fail forward over a crashing version, uninstall.
+func TestStory(t *testing.T) {
+	ctx, env, story := start(t)
+	bundles := filepath.Join(root, "bundles", localenv.Package)
+
+	// Publish 1.0.0 and declare the AppType: the operator runs as its own ServiceAccount, held to its bundle's RBAC.
+	must(t, story.CreateCatalog(ctx))
+	_, err := story.Publish(ctx, filepath.Join(bundles, "1.0.0"))
+	must(t, err)
+	begin := time.Now()
+	must(t, story.DeclareAppType(ctx, ns, localenv.Package))
+	_, err = story.WaitInstalled(ctx, ns, localenv.Package, "1.0.0")
+	must(t, err)
+	figure(t, "AppType declared -> OperatorVersion Succeeded", time.Since(begin))
+	assertOperatorRBAC(t, ctx, env)
+
+	// Konnect: every entity created exactly once and Programmed.
+	begin = time.Now()
+	must(t, story.ApplyDemo(ctx, localenv.DemoNamespace))
+	ids, err := story.WaitProgrammed(ctx, localenv.DemoNamespace)
+	must(t, err)
+	figure(t, "Konnect objects applied -> all Programmed", time.Since(begin))
+	assertCreatedOnce(t, env)
+	edited, err := story.EditServiceInKonnect(ctx, ids["KongService/"+localenv.DemoService])
+	must(t, err)
+	if !edited {
+		t.Fatal("the out-of-band edit needs the simulator")
+	}
+
+	// Upgrades by publishing: 1.1.0 replaces 1.0.0, then 1.2.0 replaces 1.1.0.
+	for _, version := range []string{"1.1.0", "1.2.0"} {
+		upgrade(t, ctx, env, story, filepath.Join(bundles, version), version, ids)
+	}
+	// The new operator syncs: a change made in Kubernetes after the upgrades reaches Konnect.
+	setServiceHost(t, ctx, env, "after-upgrade.demo.svc")
+	waitServiceHostInKonnect(t, ctx, env, ids["KongService/"+localenv.DemoService], "after-upgrade.demo.svc")
+
+	failForward(t, ctx, env, story, ids)
+	uninstall(t, ctx, env)
+	assertNoTokenLeaked(t, ctx, env)
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// upgrade publishes bundle and checks what a user sees: the new version Succeeded and alone, the operator's objects
+// adopted (same UIDs), Konnect ids unchanged, no Konnect create during the upgrade.
+func upgrade(t *testing.T, ctx context.Context, env *localenv.Env, story *localenv.Story, bundle, version string, ids localenv.KonnectIDs) {
+	t.Helper()
+	before := operatorUIDs(t, ctx, env)
+	creates := posts(env)
+	begin := time.Now()
+	_, err := story.Publish(ctx, bundle)
+	must(t, err)
+	_, err = story.WaitInstalled(ctx, ns, localenv.Package, version)
+	must(t, err)
+	figure(t, "publish "+version+" -> old version deleted", time.Since(begin))
+	must(t, env.WaitDeploymentAvailable(ctx, ns, localenv.Package, time.Minute))
+	after := operatorUIDs(t, ctx, env)
+	for key, uid := range before {
+		if after[key] != uid {
+			t.Errorf("after the upgrade to %s, %s has UID %q, was %q: not adopted", version, key, after[key], uid)
+		}
+	}
+	now, err := story.WaitProgrammed(ctx, localenv.DemoNamespace)
+	must(t, err)
+	if now.String() != ids.String() {
+		t.Errorf("Konnect ids after the upgrade to %s: %s, were %s", version, now, ids)
+	}
+	if n := posts(env) - creates; n != 0 {
+		t.Errorf("%d Konnect creates during the upgrade to %s, want 0", n, version)
+	}
+}
+
+// operatorUIDs are the UIDs of the objects the operator's versions hand over to each other.
+func operatorUIDs(t *testing.T, ctx context.Context, env *localenv.Env) map[string]types.UID {
+	t.Helper()
+	out := map[string]types.UID{}
+	for _, obj := range []client.Object{
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: localenv.Package}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: localenv.Package}},
+		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "kongservices.configuration.konghq.com"}},
+	} {
+		must(t, env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj))
+		out[fmt.Sprintf("%T %s", obj, obj.GetName())] = obj.GetUID()
+	}
+	return out
+}
+
+// posts counts the create requests the simulator served.
+func posts(env *localenv.Env) int64 {
+	var n int64
+	for endpoint, count := range env.Sim.Counters() {
+		if strings.HasPrefix(endpoint, "POST ") {
+			n += count
+		}
+	}
+	return n
+}
+
+func assertCreatedOnce(t *testing.T, env *localenv.Env) {
+	t.Helper()
+	for kind, want := range map[konnectsim.Kind]int{
+		konnectsim.KindControlPlane: 1, konnectsim.KindService: 1, konnectsim.KindRoute: 1, konnectsim.KindConsumer: 1,
+	} {
+		if got := len(env.Sim.ObjectsOf(kind)); got != want {
+			t.Errorf("%d %s entities in Konnect, want %d", got, kind, want)
+		}
+	}
+	if n := posts(env); n != 4 {
+		t.Errorf("%d create requests for 4 entities; counters: %v", n, env.Sim.Counters())
+	}
+}
+
+// assertOperatorRBAC uses the token the node runner gave the operator's pod: it may do what the bundle grants and
+// nothing else.
+func assertOperatorRBAC(t *testing.T, ctx context.Context, env *localenv.Env) {
+	t.Helper()
+	var kubeconfig string
+	for _, p := range env.Runner.Pods() {
+		if p.Namespace == ns && p.Deployment == localenv.Package && !p.Terminating {
+			kubeconfig = p.Kubeconfig
+		}
+	}
+	if kubeconfig == "" {
+		t.Fatalf("no running pod of %s/%s: %+v", ns, localenv.Package, env.Runner.Pods())
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	must(t, err)
+	c, err := client.New(cfg, client.Options{Scheme: localenv.Scheme()})
+	must(t, err)
+	if err := c.List(ctx, &configurationv1alpha1.KongServiceList{}); err != nil {
+		t.Errorf("the operator's token may not list KongServices, which its bundle grants: %v", err)
+	}
+	forbidden := map[string]error{
+		"create a Secret": c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "not-allowed"}}),
+		"list Pods":       c.List(ctx, &corev1.PodList{}),
+		"delete ALM":      c.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: localenv.ALMNamespace, Name: localenv.ALMDeployment}}),
+	}
+	for what, err := range forbidden {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("the operator's token may %s, which its bundle does not grant (err %v)", what, err)
+		}
+	}
+}
+
+func setServiceHost(t *testing.T, ctx context.Context, env *localenv.Env, host string) {
+	t.Helper()
+	svc := &configurationv1alpha1.KongService{}
+	must(t, env.Client.Get(ctx, types.NamespacedName{Namespace: localenv.DemoNamespace, Name: localenv.DemoService}, svc))
+	svc.Spec.Host = host
+	must(t, env.Client.Update(ctx, svc))
+}
+
+func waitServiceHostInKonnect(t *testing.T, ctx context.Context, env *localenv.Env, id, host string) {
+	t.Helper()
+	must(t, localenv.Poll(ctx, time.Minute, func() error {
+		for _, o := range env.Sim.ObjectsOf(konnectsim.KindService) {
+			if o.ID == id && o.JSON["host"] == host {
+				return nil
+			}
+		}
+		return fmt.Errorf("service %s does not have host %s in Konnect: %v", id, host, env.Sim.ObjectsOf(konnectsim.KindService))
+	}))
+}
+
+// failForward publishes a 1.3.0 whose process exits, then a 1.3.1 that replaces it.
+func failForward(t *testing.T, ctx context.Context, env *localenv.Env, story *localenv.Story, ids localenv.KonnectIDs) {
+	t.Helper()
+	pkg, err := bundlegen.LoadPackage(filepath.Join(root, "hack", "bundles", "konnect-operator.yaml"))
+	must(t, err)
+	dir := t.TempDir()
+	base := *pkg.Version("1.2.0")
+	crashing := base
+	crashing.Version, crashing.Replaces, crashing.SkipRange = "1.3.0", pkg.BundleName("1.2.0"), ""
+	crashing.Image = pkg.ImageFor(base)
+	crashing.Args = append(append([]string{}, base.Args...), "--no-such-flag")
+	crashing.ProgressDeadlineSeconds = ptr.To[int32](15)
+	must(t, bundlegen.WriteBundle(root, pkg, crashing, filepath.Join(dir, "1.3.0")))
+	_, err = story.Publish(ctx, filepath.Join(dir, "1.3.0"))
+	must(t, err)
+	failed := &operatorsv1alpha1.OperatorVersion{}
+	must(t, localenv.Poll(ctx, 2*time.Minute, func() error {
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName("1.3.0")}, failed); err != nil {
+			return err
+		}
+		if failed.Status.Phase != operatorsv1alpha1.PhaseFailed {
+			return fmt.Errorf("1.3.0 is %s: %s", failed.Status.Phase, failed.Status.Message)
+		}
+		return nil
+	}))
+	for _, want := range []string{"exit code 1", "flag provided but not defined: -no-such-flag (see --help)"} {
+		if !strings.Contains(failed.Status.Message, want) {
+			t.Errorf("the failed version's message does not say %q: %s", want, failed.Status.Message)
+		}
+	}
+	// 1.2.0 keeps running and syncing.
+	old := &operatorsv1alpha1.OperatorVersion{}
+	must(t, env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName("1.2.0")}, old))
+	if old.Status.Phase != operatorsv1alpha1.PhaseSucceeded {
+		t.Errorf("1.2.0 is %s while 1.3.0 failed, want Succeeded", old.Status.Phase)
+	}
+	setServiceHost(t, ctx, env, "while-failed.demo.svc")
+	waitServiceHostInKonnect(t, ctx, env, ids["KongService/"+localenv.DemoService], "while-failed.demo.svc")
+
+	fixed := base
+	fixed.Version, fixed.Replaces, fixed.SkipRange, fixed.Image = "1.3.1", pkg.BundleName("1.3.0"), "", pkg.ImageFor(base)
+	must(t, bundlegen.WriteBundle(root, pkg, fixed, filepath.Join(dir, "1.3.1")))
+	_, err = story.Publish(ctx, filepath.Join(dir, "1.3.1"))
+	must(t, err)
+	_, err = story.WaitInstalled(ctx, ns, localenv.Package, "1.3.1")
+	must(t, err)
+	must(t, env.WaitDeploymentAvailable(ctx, ns, localenv.Package, time.Minute))
+}
+
+// uninstall deletes the Konnect objects first (nothing is left in Konnect), then the AppType: its OperatorVersion,
+// Deployment and RBAC go, the operator's process stops, and the CRDs stay (they hold user data).
+func uninstall(t *testing.T, ctx context.Context, env *localenv.Env) {
+	t.Helper()
+	objs := env.DemoObjects(localenv.DemoNamespace)
+	for i := len(objs) - 1; i >= 2; i-- { // children first; keep the Secret and the auth configuration
+		must(t, client.IgnoreNotFound(env.Client.Delete(ctx, objs[i])))
+	}
+	must(t, localenv.Poll(ctx, time.Minute, func() error {
+		if left := env.Sim.Objects(); len(left) != 0 {
+			return fmt.Errorf("%d entities left in Konnect: %v", len(left), left)
+		}
+		return nil
+	}))
+	must(t, env.Client.Delete(ctx, &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: localenv.Package}}))
+	must(t, localenv.Poll(ctx, time.Minute, func() error {
+		ovs := &operatorsv1alpha1.OperatorVersionList{}
+		if err := env.Client.List(ctx, ovs, client.InNamespace(ns)); err != nil || len(ovs.Items) != 0 {
+			return fmt.Errorf("%d OperatorVersions left (err %w)", len(ovs.Items), err)
+		}
+		err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: localenv.Package}, &appsv1.Deployment{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the operator's Deployment is still there (err %w)", err)
+		}
+		for _, p := range env.Runner.Pods() {
+			if p.Namespace == ns {
+				return fmt.Errorf("the operator's pod %s still runs", p.Name)
+			}
+		}
+		return nil
+	}))
+	must(t, env.Client.Get(ctx, types.NamespacedName{Name: "kongservices.configuration.konghq.com"}, &apiextensionsv1.CustomResourceDefinition{}))
+}
+
+// assertNoTokenLeaked looks for the Konnect token in every process log, Event and object status.
+func assertNoTokenLeaked(t *testing.T, ctx context.Context, env *localenv.Env) {
+	t.Helper()
+	for path, log := range env.Logs("") {
+		if strings.Contains(log, env.KonnectToken) {
+			t.Errorf("the Konnect token appears in %s", path)
+		}
+	}
+	events := &corev1.EventList{}
+	must(t, env.Client.List(ctx, events))
+	for _, e := range events.Items {
+		if strings.Contains(e.Message, env.KonnectToken) {
+			t.Errorf("the Konnect token appears in Event %s/%s", e.Namespace, e.Name)
+		}
+	}
+	for _, list := range []client.ObjectList{
+		&konnectv1alpha1.KonnectAPIAuthConfigurationList{}, &configurationv1alpha1.KongServiceList{},
+		&operatorsv1alpha1.OperatorVersionList{}, &operatorsv1alpha1.AppTypeList{}, &appsv1.DeploymentList{},
+	} {
+		must(t, env.Client.List(ctx, list))
+		data, err := json.Marshal(list)
+		must(t, err)
+		if strings.Contains(string(data), env.KonnectToken) {
+			t.Errorf("the Konnect token appears in a %T", list)
+		}
+	}
+	t.Logf("checked %d process logs and %d Events for the token", len(env.Logs("")), len(events.Items))
+}
