@@ -81,7 +81,7 @@ push: ## Push every archive in bin/images under REGISTRY=<host/path> (docker con
 ##@ Test
 
 .PHONY: test
-test: tools ## Run every test tier: unit, integration (local control plane) and e2e.
+test: tools images ## Run every test tier: unit, integration (local control plane) and e2e (real processes from bin/images).
 	go test $(GO_TEST_FLAGS) ./...
 
 # N and PKGS for test-repeat.
