@@ -1,4 +1,4 @@
-package konnect
+package entity
 
 import (
 	"context"
@@ -56,18 +56,18 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 		if err != nil || !allOK(checks) {
 			continue
 		}
-		if m, ok := any(s.r.Kind).(mirrorKind[T]); ok && m.MirrorID(obj) != "" {
+		if s.r.mirrorID(obj) != "" {
 			continue // a mirror's reconcile looks it up every sync period
 		}
 		desired, err := s.r.Kind.Desired(obj, refs)
 		if err != nil {
 			continue
 		}
-		parts, _, err := s.r.parts(ctx, obj)
-		if err != nil || StateHash(obj, refs.CPID, desired, parts) != st.Sync.ObservedHash {
+		parts, _, err := s.r.declaredParts(ctx, obj)
+		if err != nil || StateHash(obj, refs.ControlPlaneID, desired, parts.hash()) != st.Sync.ObservedHash {
 			continue
 		}
-		key := string(refs.Auth.UID) + "/" + refs.CPID
+		key := string(refs.Auth.UID) + "/" + refs.ControlPlaneID
 		g := groups[key]
 		if g == nil {
 			g = &scanGroup[T]{refs: refs}
@@ -84,10 +84,10 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		entities, err := api.List(ctx, s.r.Kind.Type(), g.refs.CPID, kindTag(s.r.Kind.Name()))
+		entities, err := api.List(ctx, s.r.Kind.Type(), g.refs.ControlPlaneID, kindTag(s.r.Kind.Name()))
 		if err != nil {
 			// The objects stay as they are; the next scan tries again.
-			log.Info("drift scan: listing Konnect entities failed", "controlPlaneID", g.refs.CPID, "error", err.Error())
+			log.Info("drift scan: listing Konnect entities failed", "controlPlaneID", g.refs.ControlPlaneID, "error", err.Error())
 			continue
 		}
 		byID := make(map[string]map[string]any, len(entities))
@@ -108,13 +108,4 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 			}
 		}
 	}
-}
-
-func allOK(checks []RefCheck) bool {
-	for _, c := range checks {
-		if !c.OK {
-			return false
-		}
-	}
-	return true
 }
