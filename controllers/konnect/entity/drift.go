@@ -48,23 +48,8 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 	}
 	groups := map[string]*scanGroup[T]{}
 	for _, obj := range s.r.Kind.Items(list) {
-		st := s.r.Kind.State(obj)
-		if st.ID == "" || !obj.GetDeletionTimestamp().IsZero() {
-			continue
-		}
-		refs, checks, err := s.r.Kind.Resolve(ctx, s.r.Client, obj)
-		if err != nil || !allOK(checks) {
-			continue
-		}
-		if s.r.mirrorID(obj) != "" {
-			continue // a mirror's reconcile looks it up every sync period
-		}
-		desired, err := s.r.Kind.Desired(obj, refs)
-		if err != nil {
-			continue
-		}
-		parts, _, err := s.r.declaredParts(ctx, obj)
-		if err != nil || StateHash(obj, refs.ControlPlaneID, desired, parts.hash()) != st.Sync.ObservedHash {
+		refs, desired, ok := s.inSync(ctx, obj)
+		if !ok {
 			continue
 		}
 		key := string(refs.Auth.UID) + "/" + refs.ControlPlaneID
@@ -77,35 +62,65 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 		g.desired = append(g.desired, desired)
 	}
 	for _, g := range groups {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !s.compare(ctx, g) {
 			return
 		}
-		api, _, err := s.r.Clients.API(ctx, g.refs.Auth)
-		if err != nil {
+	}
+}
+
+// inSync says whether obj is in Konnect as last written (so drift, not a change of the object, would make it
+// differ), with its references and desired body. Mirrors are left out: their reconcile looks them up every sync
+// period.
+func (s *driftScanner[T]) inSync(ctx context.Context, obj T) (Refs, map[string]any, bool) {
+	st := s.r.Kind.State(obj)
+	if st.ID == "" || !obj.GetDeletionTimestamp().IsZero() || s.r.mirrorID(obj) != "" {
+		return Refs{}, nil, false
+	}
+	refs, checks, err := s.r.Kind.Resolve(ctx, s.r.Client, obj)
+	if err != nil || !allOK(checks) {
+		return Refs{}, nil, false
+	}
+	desired, err := s.r.Kind.Desired(obj, refs)
+	if err != nil {
+		return Refs{}, nil, false
+	}
+	parts, _, err := s.r.declaredParts(ctx, obj)
+	if err != nil || StateHash(obj, refs.ControlPlaneID, desired, parts.hash()) != st.Sync.ObservedHash {
+		return Refs{}, nil, false
+	}
+	return refs, desired, true
+}
+
+// compare lists the group's entities in Konnect and enqueues the objects whose entity differs or is missing. It
+// returns false when ctx ended.
+func (s *driftScanner[T]) compare(ctx context.Context, g *scanGroup[T]) bool {
+	log := ctrl.LoggerFrom(ctx).WithValues("kind", s.r.Kind.Name())
+	api, _, err := s.r.Clients.API(ctx, g.refs.Auth)
+	if err != nil {
+		return true
+	}
+	entities, err := api.List(ctx, s.r.Kind.Type(), g.refs.ControlPlaneID, kindTag(s.r.Kind.Name()))
+	if err != nil {
+		// The objects stay as they are; the next scan tries again.
+		log.Info("drift scan: listing Konnect entities failed", "controlPlaneID", g.refs.ControlPlaneID, "error", err.Error())
+		return true
+	}
+	byID := make(map[string]map[string]any, len(entities))
+	for _, e := range entities {
+		byID[e.ID] = e.Body
+	}
+	for i, obj := range g.objs {
+		actual, ok := byID[s.r.Kind.State(obj).ID]
+		if ok && !Drifted(g.desired[i], actual, s.r.Kind.DriftKeys()) {
 			continue
 		}
-		entities, err := api.List(ctx, s.r.Kind.Type(), g.refs.ControlPlaneID, kindTag(s.r.Kind.Name()))
-		if err != nil {
-			// The objects stay as they are; the next scan tries again.
-			log.Info("drift scan: listing Konnect entities failed", "controlPlaneID", g.refs.ControlPlaneID, "error", err.Error())
-			continue
-		}
-		byID := make(map[string]map[string]any, len(entities))
-		for _, e := range entities {
-			byID[e.ID] = e.Body
-		}
-		for i, obj := range g.objs {
-			actual, ok := byID[s.r.Kind.State(obj).ID]
-			if ok && !Drifted(g.desired[i], actual, s.r.Kind.DriftKeys()) {
-				continue
-			}
-			log.V(1).Info("drift found", "object", client.ObjectKeyFromObject(obj), "missing", !ok)
-			s.r.drifted.Store(obj.GetUID(), struct{}{})
-			select {
-			case s.events <- event.GenericEvent{Object: obj}:
-			case <-ctx.Done():
-				return
-			}
+		log.V(1).Info("drift found", "object", client.ObjectKeyFromObject(obj), "missing", !ok)
+		s.r.drifted.Store(obj.GetUID(), struct{}{})
+		select {
+		case s.events <- event.GenericEvent{Object: obj}:
+		case <-ctx.Done():
+			return false
 		}
 	}
+	return true
 }
