@@ -16,6 +16,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/almproject/alm/controllers/konnect"
+	"github.com/almproject/alm/controllers/konnect/entity"
 )
 
 func main() {
@@ -25,38 +26,49 @@ func main() {
 	}
 }
 
+// options are the command's flags.
+type options struct {
+	metricsAddr, probeAddr, electionNS, electionID string
+	leaderElect                                    bool
+	syncPeriod                                     time.Duration
+	mode                                           entity.DriftMode
+	rateLimit                                      float64
+	concurrency                                    int
+	zap                                            zap.Options
+}
+
 func run(args []string) error {
+	o, err := parseFlags(args)
+	if err != nil || o == nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	log := ctrl.Log.WithName("konnect-operator")
+	mgr, err := newManager(o)
+	if err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := konnect.Setup(ctx, mgr, konnect.Options{
+		SyncPeriod: o.syncPeriod, DriftMode: o.mode, RateLimit: o.rateLimit, MaxConcurrentReconciles: o.concurrency,
+	}); err != nil {
+		return fmt.Errorf("setting up the loops: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("Starting", "syncPeriod", o.syncPeriod.String(), "driftDetection", string(o.mode), "konnectRateLimit", o.rateLimit)
+	return mgr.Start(ctx)
+}
+
+// parseFlags reads the flags; nil options (and no error) means --help was printed.
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
 	fs := flag.NewFlagSet("konnect-operator", flag.ContinueOnError)
-	var (
-		metricsAddr, probeAddr, electionNS, electionID, driftMode string
-		leaderElect                                               bool
-		syncPeriod                                                time.Duration
-		rateLimit                                                 float64
-		concurrency                                               int
-	)
-	fs.StringVar(&metricsAddr, "metrics-bind-address", ":8080",
-		"Address the Prometheus metrics endpoint (/metrics) listens on; \"0\" disables it.")
-	fs.StringVar(&probeAddr, "health-probe-bind-address", ":8081",
-		"Address the liveness (/healthz) and readiness (/readyz) probes listen on.")
-	fs.BoolVar(&leaderElect, "leader-elect", false,
-		"Elect a leader through a Lease so that only one replica talks to Konnect. Enable when running more than one replica.")
-	fs.StringVar(&electionNS, "leader-election-namespace", "",
-		"Namespace of the leader election Lease. Default: the namespace the operator runs in (in-cluster).")
-	fs.StringVar(&electionID, "leader-election-id", "konnect-operator", "Name of the leader election Lease.")
-	fs.DurationVar(&syncPeriod, "sync-period", time.Minute,
-		"How long an unchanged object waits before Konnect is brought back to its declared state, so that changes made\n"+
-			"in Konnect (e.g. in the UI) are overwritten within one period. Changes in Kubernetes are applied at once.\n"+
-			"Shorter periods cost more Konnect API calls.")
-	fs.StringVar(&driftMode, "drift-detection", string(konnect.DriftModeList),
-		"How out-of-band changes are found once per sync period: \"list\" lists each control plane's entities (a few\n"+
-			"paginated calls) and updates only what differs; \"update\" calls update for every object, as the\n"+
-			"reconciliation loop's flowchart does literally (one call per object per period).")
-	fs.Float64Var(&rateLimit, "konnect-rate-limit", 10,
-		"Most Konnect API requests per second sent to one Konnect organization (shared by every auth configuration of\n"+
-			"that organization); 0 means unlimited. A 429 answer also pauses the organization for its Retry-After.")
-	fs.IntVar(&concurrency, "concurrency", 8, "Objects of one kind reconciled in parallel.")
-	zapOpts := zap.Options{}
-	zapOpts.BindFlags(fs)
+	driftMode := o.bind(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `konnect-operator synchronises Kubernetes objects to Kong Konnect: KonnectAPIAuthConfiguration and
 KonnectGatewayControlPlane (konnect.konghq.com), KongService, KongRoute (configuration.konghq.com/v1alpha1) and
@@ -80,27 +92,56 @@ Flags:
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
 			fs.Usage()
-			return nil
+			return nil, nil
 		}
-		return fmt.Errorf("%w (see --help)", err)
+		return nil, fmt.Errorf("%w (see --help)", err)
 	}
-	if syncPeriod <= 0 {
-		return fmt.Errorf("--sync-period must be positive, got %s", syncPeriod)
+	if o.syncPeriod <= 0 {
+		return nil, fmt.Errorf("--sync-period must be positive, got %s", o.syncPeriod)
 	}
-	mode := konnect.DriftMode(driftMode)
-	if mode != konnect.DriftModeList && mode != konnect.DriftModeUpdate {
-		return fmt.Errorf("--drift-detection must be %q or %q, got %q", konnect.DriftModeList, konnect.DriftModeUpdate, driftMode)
+	o.mode = entity.DriftMode(*driftMode)
+	if o.mode != entity.DriftModeList && o.mode != entity.DriftModeUpdate {
+		return nil, fmt.Errorf("--drift-detection must be %q or %q, got %q", entity.DriftModeList, entity.DriftModeUpdate, *driftMode)
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	log := ctrl.Log.WithName("konnect-operator")
+	return o, nil
+}
 
+// bind defines the flags on fs; the drift mode is returned as written, to be checked after parsing.
+func (o *options) bind(fs *flag.FlagSet) *string {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080",
+		"Address the Prometheus metrics endpoint (/metrics) listens on; \"0\" disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
+		"Address the liveness (/healthz) and readiness (/readyz) probes listen on.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false,
+		"Elect a leader through a Lease so that only one replica talks to Konnect. Enable when running more than one replica.")
+	fs.StringVar(&o.electionNS, "leader-election-namespace", "",
+		"Namespace of the leader election Lease. Default: the namespace the operator runs in (in-cluster).")
+	fs.StringVar(&o.electionID, "leader-election-id", "konnect-operator", "Name of the leader election Lease.")
+	fs.DurationVar(&o.syncPeriod, "sync-period", time.Minute,
+		"How long an unchanged object waits before Konnect is brought back to its declared state, so that changes made\n"+
+			"in Konnect (e.g. in the UI) are overwritten within one period. Changes in Kubernetes are applied at once.\n"+
+			"Shorter periods cost more Konnect API calls.")
+	driftMode := fs.String("drift-detection", string(entity.DriftModeList),
+		"How out-of-band changes are found once per sync period: \"list\" lists each control plane's entities (a few\n"+
+			"paginated calls) and updates only what differs; \"update\" calls update for every object, as the\n"+
+			"reconciliation loop's flowchart does literally (one call per object per period).")
+	fs.Float64Var(&o.rateLimit, "konnect-rate-limit", 10,
+		"Most Konnect API requests per second sent to one Konnect organization (shared by every auth configuration of\n"+
+			"that organization); 0 means unlimited. A 429 answer also pauses the organization for its Retry-After.")
+	fs.IntVar(&o.concurrency, "concurrency", 8, "Objects of one kind reconciled in parallel.")
+	o.zap.BindFlags(fs)
+	return driftMode
+}
+
+// newManager makes the manager for the cluster in --kubeconfig, $KUBECONFIG or in-cluster.
+func newManager(o *options) (ctrl.Manager, error) {
 	scheme, err := konnect.NewScheme()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
-		return fmt.Errorf("no cluster to talk to: %w (pass --kubeconfig or set KUBECONFIG)", err)
+		return nil, fmt.Errorf("no cluster to talk to: %w (pass --kubeconfig or set KUBECONFIG)", err)
 	}
 	// Each Konnect write ends in a status write: client-go's default of 5 requests/s would throttle the operator
 	// well below the Konnect rate limit.
@@ -109,28 +150,15 @@ Flags:
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress:        probeAddr,
-		LeaderElection:                leaderElect,
-		LeaderElectionID:              electionID,
-		LeaderElectionNamespace:       electionNS,
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              o.electionID,
+		LeaderElectionNamespace:       o.electionNS,
 		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	ctx := ctrl.SetupSignalHandler()
-	if err := konnect.Setup(ctx, mgr, konnect.Options{
-		SyncPeriod: syncPeriod, DriftMode: mode, RateLimit: rateLimit, MaxConcurrentReconciles: concurrency,
-	}); err != nil {
-		return fmt.Errorf("setting up the loops: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
-	}
-	log.Info("Starting", "syncPeriod", syncPeriod.String(), "driftDetection", driftMode, "konnectRateLimit", rateLimit)
-	return mgr.Start(ctx)
+	return mgr, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/test/konnectsim"
 )
 
@@ -21,9 +22,9 @@ import (
 // The seed's literal per-object mode (--drift-detection=update) is measured too with KONNECT_BENCH_ALL_MODES=1;
 // it takes several minutes more (every object is updated and its status written every period).
 func BenchmarkSync(b *testing.B) {
-	modes := []DriftMode{DriftModeList}
+	modes := []entity.DriftMode{entity.DriftModeList}
 	if os.Getenv("KONNECT_BENCH_ALL_MODES") != "" {
-		modes = append(modes, DriftModeUpdate)
+		modes = append(modes, entity.DriftModeUpdate)
 	}
 	for _, mode := range modes {
 		b.Run(string(mode), func(b *testing.B) {
@@ -34,7 +35,7 @@ func BenchmarkSync(b *testing.B) {
 	}
 }
 
-func benchmarkSync(b *testing.B, mode DriftMode) {
+func benchmarkSync(b *testing.B, mode entity.DriftMode) {
 	const (
 		n      = 1000
 		period = 20 * time.Second

@@ -29,6 +29,8 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds"
 	"github.com/almproject/alm/test/konnectsim"
 )
 
@@ -186,7 +188,7 @@ func TestKICObjectsAreLeftAlone(t *testing.T) {
 		if err := e.get(o.obj, o.name); err != nil {
 			t.Fatal(err)
 		}
-		if controllerutil.ContainsFinalizer(o.obj, Finalizer) {
+		if controllerutil.ContainsFinalizer(o.obj, entity.Finalizer) {
 			t.Errorf("%s got the finalizer", o.name)
 		}
 		if _, err := e.condition(o.obj, o.name, konnectv1alpha1.ConditionProgrammed); err == nil {
@@ -293,7 +295,7 @@ func TestControlPlaneGroupMembers(t *testing.T) {
 	e := newEnv(t, envOptions{syncPeriod: 2 * time.Second})
 	one := e.readyControlPlane("one")
 	group := controlPlaneObj("group", "one-auth")
-	group.Spec.CreateControlPlaneRequest.ClusterType = ptrTo(konnectv1alpha2.ClusterType(clusterTypeGroup))
+	group.Spec.CreateControlPlaneRequest.ClusterType = ptrTo(konnectv1alpha2.ClusterType(kinds.ClusterTypeGroup))
 	group.Spec.Members = []corev1.LocalObjectReference{{Name: "one"}, {Name: "two"}}
 	e.create(group)
 
@@ -302,7 +304,7 @@ func TestControlPlaneGroupMembers(t *testing.T) {
 		t.Errorf("message %q", c.Message)
 	}
 	e.waitCondition(group, "group", konnectv1alpha1.ConditionProgrammed, metav1.ConditionFalse, konnectv1alpha1.ReasonInvalidReference, 5*time.Second)
-	if group.Status.ID == "" || group.Status.ClusterType != clusterTypeGroup {
+	if group.Status.ID == "" || group.Status.ClusterType != kinds.ClusterTypeGroup {
 		t.Errorf("the group itself should exist in Konnect already: %+v", group.Status)
 	}
 
@@ -341,7 +343,7 @@ func TestConsumerCredentials(t *testing.T) {
 	e := newEnv(t, envOptions{syncPeriod: 2 * time.Second})
 	e.readyControlPlane("cp")
 	secret := func(name, typ string, data map[string]string) *corev1.Secret {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{CredentialLabel: typ}}, StringData: data}
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kinds.CredentialLabel: typ}}, StringData: data}
 	}
 	e.create(secret("alice-basic", "basic-auth", map[string]string{"username": "alice", "password": "s3cret"}))
 	e.create(secret("alice-key", "key-auth", map[string]string{"key": "alice-key-1"}))
@@ -371,7 +373,7 @@ func TestConsumerCredentials(t *testing.T) {
 		out := map[konnectsim.Kind][]konnectsim.Object{}
 		for _, k := range []konnectsim.Kind{konnectsim.KindBasicAuth, konnectsim.KindKeyAuth, konnectsim.KindACL, konnectsim.KindJWT, konnectsim.KindHMACAuth} {
 			for _, o := range e.sim.ObjectsOf(k) {
-				if slices.Contains(o.Tags, uidTag(kc)) {
+				if slices.Contains(o.Tags, entity.UIDTag(kc)) {
 					out[k] = append(out[k], o)
 				}
 			}

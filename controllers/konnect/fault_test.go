@@ -13,6 +13,7 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/test/konnectsim"
 )
 
@@ -88,7 +89,7 @@ func TestFaultRun(t *testing.T) {
 		seen := map[string]int{}
 		for _, o := range e.simObjects(kind) {
 			for _, tag := range o.Tags {
-				if len(tag) > len(TagUID)+1 && tag[:len(TagUID)+1] == TagUID+":" {
+				if len(tag) > len(entity.TagUID)+1 && tag[:len(entity.TagUID)+1] == entity.TagUID+":" {
 					seen[tag]++
 				}
 			}

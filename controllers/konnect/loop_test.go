@@ -15,6 +15,7 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/test/konnectsim"
 )
 
@@ -69,7 +70,7 @@ func TestCreateSucceeds(t *testing.T) {
 
 	// What Konnect holds: the declared fields and the Kubernetes identity.
 	cps := e.simByUID(konnectsim.KindControlPlane, cpObj.UID)
-	if len(cps) != 1 || cps[0].ID != cpObj.Status.ID || cps[0].Labels["team"] != "a" || cps[0].Labels[TagKind] != "KonnectGatewayControlPlane" {
+	if len(cps) != 1 || cps[0].ID != cpObj.Status.ID || cps[0].Labels["team"] != "a" || cps[0].Labels[entity.TagKind] != "KonnectGatewayControlPlane" {
 		t.Errorf("control planes in Konnect = %+v", cps)
 	}
 	svcs := e.simByUID(konnectsim.KindService, svc.UID)
@@ -209,7 +210,7 @@ func TestUpdateFails(t *testing.T) {
 // per-object mode).
 func TestUnchangedPerObjectMode(t *testing.T) {
 	const period = 2 * time.Second
-	e := newEnv(t, envOptions{syncPeriod: period, mode: DriftModeUpdate})
+	e := newEnv(t, envOptions{syncPeriod: period, mode: entity.DriftModeUpdate})
 	e.readyControlPlane("cp")
 	e.create(serviceObj("svc", "cp", "example.com"))
 	svc := &configurationv1alpha1.KongService{}

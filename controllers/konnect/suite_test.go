@@ -31,11 +31,14 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/konnectsim"
 )
 
-var cp *controlplane.ControlPlane
+// kubeAPI is the local Kubernetes API server the integration tests run against (test/controlplane), not a Konnect
+// control plane.
+var kubeAPI *controlplane.ControlPlane
 
 func TestMain(m *testing.M) {
 	// Unit tests need no control plane: `go test -short` runs only them.
@@ -51,7 +54,7 @@ func TestMain(m *testing.M) {
 	os.Exit(controlplane.RunTests(m, controlplane.Options{
 		CRDDirectoryPaths:   []string{filepath.Join(root, "config", "konnect-operator", "crd")},
 		NoControllerManager: true, // no garbage collection needed: finalizers are the operator's own
-	}, &cp))
+	}, &kubeAPI))
 }
 
 // env is one test's world: a namespace, a simulator and an operator watching only that namespace.
@@ -65,7 +68,7 @@ type env struct {
 
 type envOptions struct {
 	syncPeriod time.Duration
-	mode       DriftMode
+	mode       entity.DriftMode
 	sim        konnectsim.Options
 	rateLimit  float64
 	workers    int
@@ -80,14 +83,14 @@ var testLogger = logr.Discard()
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
-	if cp == nil {
+	if kubeAPI == nil {
 		t.Skip("no local control plane (-short)")
 	}
 	if o.syncPeriod == 0 {
 		o.syncPeriod = time.Hour
 	}
 	if o.mode == "" {
-		o.mode = DriftModeList
+		o.mode = entity.DriftModeList
 	}
 	if path := os.Getenv("KONNECT_TEST_LOG"); path != "" {
 		f, err := os.Create(path)
@@ -108,7 +111,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	// client-go's default of 5 requests/s would make the Kubernetes API, not Konnect, the bottleneck.
-	cfg := rest.CopyConfig(cp.Config)
+	cfg := rest.CopyConfig(kubeAPI.Config)
 	cfg.QPS, cfg.Burst = 500, 1000
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -303,13 +306,13 @@ func (e *env) simObjects(kind konnectsim.Kind) []konnectsim.Object {
 	var out []konnectsim.Object
 	for _, o := range e.sim.ObjectsOf(kind) {
 		if kind == konnectsim.KindControlPlane {
-			if o.Labels[TagNamespace] == labelValue(e.ns) {
+			if o.Labels[entity.TagNamespace] == entity.LabelValue(e.ns) {
 				out = append(out, o)
 			}
 			continue
 		}
 		for _, tag := range o.Tags {
-			if tag == TagNamespace+":"+e.ns {
+			if tag == entity.TagNamespace+":"+e.ns {
 				out = append(out, o)
 				break
 			}
@@ -322,12 +325,12 @@ func (e *env) simObjects(kind konnectsim.Kind) []konnectsim.Object {
 func (e *env) simByUID(kind konnectsim.Kind, uid types.UID) []konnectsim.Object {
 	var out []konnectsim.Object
 	for _, o := range e.sim.ObjectsOf(kind) {
-		if o.Labels[TagUID] == string(uid) {
+		if o.Labels[entity.TagUID] == string(uid) {
 			out = append(out, o)
 			continue
 		}
 		for _, tag := range o.Tags {
-			if tag == TagUID+":"+string(uid) {
+			if tag == entity.TagUID+":"+string(uid) {
 				out = append(out, o)
 			}
 		}

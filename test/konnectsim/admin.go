@@ -66,58 +66,64 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		s.ClearFaults()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("POST "+AdminPrefix+"/throttle", func(w http.ResponseWriter, r *http.Request) {
-		var t struct {
-			OrganizationID string `json:"organization_id"`
-			Requests       int    `json:"requests"`
-			RetryAfter     string `json:"retry_after"`
-		}
-		if err := decodeStrict(r.Body, &t); err != nil {
+	mux.HandleFunc("POST "+AdminPrefix+"/throttle", s.adminThrottle)
+	mux.HandleFunc("POST "+AdminPrefix+"/settings", s.adminSettings)
+}
+
+// adminThrottle makes an organization answer its next requests with 429 and a Retry-After.
+func (s *Server) adminThrottle(w http.ResponseWriter, r *http.Request) {
+	var t struct {
+		OrganizationID string `json:"organization_id"`
+		Requests       int    `json:"requests"`
+		RetryAfter     string `json:"retry_after"`
+	}
+	if err := decodeStrict(r.Body, &t); err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
+	}
+	d := time.Second
+	if t.RetryAfter != "" {
+		var err error
+		if d, err = time.ParseDuration(t.RetryAfter); err != nil {
 			adminError(w, http.StatusBadRequest, err)
 			return
 		}
-		d := time.Second
-		if t.RetryAfter != "" {
-			var err error
-			if d, err = time.ParseDuration(t.RetryAfter); err != nil {
-				adminError(w, http.StatusBadRequest, err)
-				return
-			}
-		}
-		s.Throttle(t.OrganizationID, t.Requests, d)
-		w.WriteHeader(http.StatusNoContent)
-	})
-	mux.HandleFunc("POST "+AdminPrefix+"/settings", func(w http.ResponseWriter, r *http.Request) {
-		var set struct {
-			Latency          *string  `json:"latency"`
-			ErrorRate        *float64 `json:"error_rate"`
-			LostResponseRate *float64 `json:"lost_response_rate"`
-			RateLimit        *float64 `json:"rate_limit"`
-			RateLimitBurst   int      `json:"rate_limit_burst"`
-		}
-		if err := decodeStrict(r.Body, &set); err != nil {
+	}
+	s.Throttle(t.OrganizationID, t.Requests, d)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// adminSettings changes the latency, error rates and rate limit.
+func (s *Server) adminSettings(w http.ResponseWriter, r *http.Request) {
+	var set struct {
+		Latency          *string  `json:"latency"`
+		ErrorRate        *float64 `json:"error_rate"`
+		LostResponseRate *float64 `json:"lost_response_rate"`
+		RateLimit        *float64 `json:"rate_limit"`
+		RateLimitBurst   int      `json:"rate_limit_burst"`
+	}
+	if err := decodeStrict(r.Body, &set); err != nil {
+		adminError(w, http.StatusBadRequest, err)
+		return
+	}
+	if set.Latency != nil {
+		d, err := time.ParseDuration(*set.Latency)
+		if err != nil {
 			adminError(w, http.StatusBadRequest, err)
 			return
 		}
-		if set.Latency != nil {
-			d, err := time.ParseDuration(*set.Latency)
-			if err != nil {
-				adminError(w, http.StatusBadRequest, err)
-				return
-			}
-			s.SetLatency(d)
-		}
-		if set.ErrorRate != nil {
-			s.SetErrorRate(*set.ErrorRate)
-		}
-		if set.LostResponseRate != nil {
-			s.SetLostResponseRate(*set.LostResponseRate)
-		}
-		if set.RateLimit != nil {
-			s.SetRateLimit(*set.RateLimit, set.RateLimitBurst)
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
+		s.SetLatency(d)
+	}
+	if set.ErrorRate != nil {
+		s.SetErrorRate(*set.ErrorRate)
+	}
+	if set.LostResponseRate != nil {
+		s.SetLostResponseRate(*set.LostResponseRate)
+	}
+	if set.RateLimit != nil {
+		s.SetRateLimit(*set.RateLimit, set.RateLimitBurst)
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func decodeStrict(r io.Reader, v any) error {

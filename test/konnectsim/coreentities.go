@@ -637,6 +637,18 @@ func (h *coreHandler) write(w http.ResponseWriter, r *http.Request, o *org, path
 		s.writeUniqueViolation(w, "id", str(obj["id"]))
 		return
 	}
+	if !h.constraintsLocked(w, cp, obj, existing) {
+		return
+	}
+	status := h.storeLocked(recs, obj, existing, pathID)
+	writeJSON(w, status, "application/json", deepCopy(obj))
+}
+
+// constraintsLocked checks what the body alone cannot: a route's service exists in the control plane, and unique
+// fields are unique (per parent where Konnect says so). It writes the error and returns false if one fails.
+func (h *coreHandler) constraintsLocked(w http.ResponseWriter, cp *controlPlane, obj map[string]any, existing *record) bool {
+	s := h.s
+	recs := cp.entities[h.spec.kind]
 	// A route's service must exist in the same control plane.
 	if svcID := routeServiceID(obj); h.spec.kind == KindRoute && svcID != "" {
 		if _, ok := cp.entities[KindService][svcID]; !ok {
@@ -645,7 +657,7 @@ func (h *coreHandler) write(w http.ResponseWriter, r *http.Request, o *org, path
 				Field:    "service.id",
 				Messages: []string{fmt.Sprintf("invalid reference 'service.id: %s' (no such entry in 'service')", svcID)},
 			})
-			return
+			return false
 		}
 	}
 	for _, field := range append(slices.Clone(h.spec.unique), h.spec.uniquePerParent...) {
@@ -657,11 +669,16 @@ func (h *coreHandler) write(w http.ResponseWriter, r *http.Request, o *org, path
 		for _, other := range recs {
 			if other != existing && str(other.obj[field]) == v && (!perParent || parentOf(other.obj, h.spec.parent) == parentOf(obj, h.spec.parent)) {
 				s.writeUniqueViolation(w, field, v)
-				return
+				return false
 			}
 		}
 	}
+	return true
+}
 
+// storeLocked stores obj in recs (created, or replacing existing) and returns the HTTP status of the answer.
+func (h *coreHandler) storeLocked(recs map[string]*record, obj map[string]any, existing *record, pathID string) int {
+	s := h.s
 	now := s.now().Unix()
 	status := http.StatusOK
 	if existing == nil {
@@ -684,7 +701,7 @@ func (h *coreHandler) write(w http.ResponseWriter, r *http.Request, o *org, path
 		}
 		existing.obj = obj
 	}
-	writeJSON(w, status, "application/json", deepCopy(obj))
+	return status
 }
 
 func (h *coreHandler) delete(w http.ResponseWriter, r *http.Request, o *org) {

@@ -103,18 +103,23 @@ Flags:
 	if *logAll {
 		opts.Logf = log.Printf
 	}
+	serve(opts, *listen, *printToken)
+}
+
+// serve runs the simulator on listen until SIGINT or SIGTERM, after printing its URL and organizations.
+func serve(opts konnectsim.Options, listen string, printTokens bool) {
 	// Catch the signals before announcing the URL, so a caller may signal us as soon as it reads it.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
 	sim := konnectsim.New(opts)
-	if err := sim.StartOn(*listen); err != nil {
+	if err := sim.StartOn(listen); err != nil {
 		log.Fatalf("konnect-simulator: %v", err)
 	}
 	fmt.Printf("konnect-simulator listening on %s\n", sim.URL())
 	for _, o := range opts.Organizations {
 		line := fmt.Sprintf("  organization %s (%s): %d token(s)", sim.OrganizationID(o.Tokens[0]), o.Name, len(o.Tokens))
-		if *printToken {
+		if printTokens {
 			line += ": " + strings.Join(o.Tokens, ", ")
 		}
 		fmt.Println(line)

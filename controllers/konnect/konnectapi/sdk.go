@@ -1,4 +1,4 @@
-package konnect
+package konnectapi
 
 import (
 	"context"
@@ -7,16 +7,11 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
 	"github.com/Kong/sdk-konnect-go/models/components"
 	"github.com/Kong/sdk-konnect-go/models/operations"
-	"golang.org/x/time/rate"
 )
 
 const (
@@ -24,12 +19,6 @@ const (
 	entityPageSize = 1000
 	// controlPlanePageSize is the page size of control plane lists (Konnect's maximum).
 	controlPlanePageSize = 100
-	// max429Retries bounds how often one request waits for Retry-After before the error goes to the workqueue's
-	// backoff.
-	max429Retries = 5
-	// maxRetryAfter caps a Retry-After the server asks for, so a bogus header cannot stall a worker for long.
-	maxRetryAfter  = 60 * time.Second
-	requestTimeout = 30 * time.Second
 )
 
 // sdkAPI implements API with Kong's Konnect SDK.
@@ -49,10 +38,6 @@ func newSDKAPI(serverURL, token string, gate *orgGate, base *http.Client) API {
 		sdkkonnectgo.WithClient(doer),
 	)}
 }
-
-// statusKey carries a *atomic.Int32 through the request context in which the doer records the HTTP status, so that
-// errors of every SDK error type map to one APIError with the status code.
-type statusKey struct{}
 
 func (a *sdkAPI) call(ctx context.Context, op string, f func(ctx context.Context) error) error {
 	code := &atomic.Int32{}
@@ -416,136 +401,6 @@ func routeFromMap(body map[string]any) (components.Route, error) {
 		return components.Route{}, err
 	}
 	return components.CreateRouteRouteJSON(rj), nil
-}
-
-// orgGate holds the client-side limits shared by every client of one Konnect organization: a token bucket, and
-// a pause that a 429's Retry-After imposes on all of them at once (the server's limit is per organization too).
-type orgGate struct {
-	limiter *rate.Limiter // nil: unlimited
-
-	mu           sync.Mutex
-	blockedUntil time.Time
-}
-
-func (g *orgGate) wait(ctx context.Context) error {
-	g.mu.Lock()
-	until := g.blockedUntil
-	g.mu.Unlock()
-	if d := time.Until(until); d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	if g.limiter != nil {
-		return g.limiter.Wait(ctx)
-	}
-	return nil
-}
-
-func (g *orgGate) block(d time.Duration) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if until := time.Now().Add(d); until.After(g.blockedUntil) {
-		g.blockedUntil = until
-	}
-}
-
-// gates hands out one orgGate per organization.
-type gates struct {
-	perSecond float64 // <= 0: unlimited
-	burst     int
-
-	mu sync.Mutex
-	m  map[string]*orgGate
-}
-
-func newGates(perSecond float64) *gates {
-	burst := int(perSecond)
-	if burst < 1 {
-		burst = 1
-	}
-	return &gates{perSecond: perSecond, burst: burst, m: map[string]*orgGate{}}
-}
-
-func (g *gates) get(key string) *orgGate {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if gate, ok := g.m[key]; ok {
-		return gate
-	}
-	gate := &orgGate{}
-	if g.perSecond > 0 {
-		gate.limiter = rate.NewLimiter(rate.Limit(g.perSecond), g.burst)
-	}
-	g.m[key] = gate
-	return gate
-}
-
-// gatedDoer is the SDK's HTTP client: it waits for the organization's gate, retries a 429 after its Retry-After
-// (pausing the whole organization), and records the status code for the caller's error.
-type gatedDoer struct {
-	base *http.Client
-	gate *orgGate
-	// pin, when set, is the only host requests may go to. The SDK sends a few "global" operations (among them
-	// GET /v3/organizations/me) to Konnect's global host whatever server URL it was given; with a server URL that is
-	// not Konnect's (a proxy, a simulator) they must go to that server instead of leaving for the real Konnect.
-	pin *url.URL
-}
-
-// isKonnectHost says whether host is one of Konnect's own API hosts, where the SDK's global host is right.
-func isKonnectHost(host string) bool {
-	return strings.HasSuffix(host, ".api.konghq.com") || strings.HasSuffix(host, ".api.konghq.tech")
-}
-
-func (d *gatedDoer) Do(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	if d.pin != nil && (req.URL.Host != d.pin.Host || req.URL.Scheme != d.pin.Scheme) {
-		req = req.Clone(ctx)
-		req.URL.Scheme, req.URL.Host, req.Host = d.pin.Scheme, d.pin.Host, d.pin.Host
-	}
-	for attempt := 0; ; attempt++ {
-		if err := d.gate.wait(ctx); err != nil {
-			return nil, err
-		}
-		resp, err := d.base.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		if code, ok := ctx.Value(statusKey{}).(*atomic.Int32); ok {
-			code.Store(int32(resp.StatusCode))
-		}
-		if resp.StatusCode != http.StatusTooManyRequests || attempt >= max429Retries || (req.Body != nil && req.GetBody == nil) {
-			return resp, nil
-		}
-		d.gate.block(retryAfter(resp.Header.Get("Retry-After")))
-		_ = resp.Body.Close()
-		if req.GetBody != nil {
-			body, err := req.GetBody()
-			if err != nil {
-				return nil, err
-			}
-			req = req.Clone(ctx)
-			req.Body = body
-		}
-	}
-}
-
-// retryAfter reads a Retry-After header (seconds or an HTTP date); a missing or unreadable one means 1s.
-func retryAfter(h string) time.Duration {
-	d := time.Second
-	if secs, err := strconv.Atoi(h); err == nil && secs >= 0 {
-		d = time.Duration(secs) * time.Second
-	} else if t, err := http.ParseTime(h); err == nil {
-		d = time.Until(t)
-	}
-	if d < 0 {
-		d = 0
-	}
-	return min(d, maxRetryAfter)
 }
 
 // anyPage turns one page of SDK models into items for toEntity, with the offset of the next page.

@@ -1,12 +1,9 @@
-package konnect
+package entity
 
 import (
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -92,79 +89,6 @@ func TestDrifted(t *testing.T) {
 	}
 }
 
-func TestExpandURL(t *testing.T) {
-	for _, tc := range []struct {
-		url     string
-		want    map[string]any
-		wantErr bool
-	}{
-		{"https://api.example.com/v1", map[string]any{"protocol": "https", "host": "api.example.com", "port": int64(443), "path": "/v1"}, false},
-		{"http://example.com:8080", map[string]any{"protocol": "http", "host": "example.com", "port": int64(8080)}, false},
-		{"grpcs://example.com", map[string]any{"protocol": "grpcs", "host": "example.com", "port": int64(443)}, false},
-		{"example.com/v1", nil, true},
-		{"http://example.com:99999", nil, true},
-	} {
-		body := map[string]any{"url": tc.url, "host": "placeholder", "port": int64(80), "protocol": "http"}
-		err := expandURL(body, tc.url)
-		if (err != nil) != tc.wantErr {
-			t.Errorf("%s: error %v, want error %v", tc.url, err, tc.wantErr)
-			continue
-		}
-		if tc.wantErr {
-			continue
-		}
-		if _, ok := body["url"]; ok {
-			t.Errorf("%s: url is still in the body", tc.url)
-		}
-		for k, v := range tc.want {
-			if body[k] != v {
-				t.Errorf("%s: %s = %v, want %v", tc.url, k, body[k], v)
-			}
-		}
-	}
-}
-
-func TestCredentialBody(t *testing.T) {
-	secret := func(label string, data map[string]string) *corev1.Secret {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Data: map[string][]byte{}}
-		if label != "" {
-			s.Labels = map[string]string{CredentialLabel: label}
-		}
-		for k, v := range data {
-			s.Data[k] = []byte(v)
-		}
-		return s
-	}
-	for _, tc := range []struct {
-		name    string
-		secret  *corev1.Secret
-		want    map[string]any
-		wantErr string
-	}{
-		{"basic-auth", secret("basic-auth", map[string]string{"username": "u", "password": "p"}), map[string]any{"username": "u", "password": "p"}, ""},
-		{"legacy kongCredType key", secret("", map[string]string{"kongCredType": "key-auth", "key": "k"}), map[string]any{"key": "k"}, ""},
-		{"jwt with optional fields", secret("jwt", map[string]string{"key": "k", "algorithm": "RS256", "rsa_public_key": "pem"}), map[string]any{"key": "k", "algorithm": "RS256", "rsa_public_key": "pem"}, ""},
-		{"acl", secret("acl", map[string]string{"group": "admins"}), map[string]any{"group": "admins"}, ""},
-		{"hmac-auth", secret("hmac-auth", map[string]string{"username": "u"}), map[string]any{"username": "u"}, ""},
-		{"missing field", secret("basic-auth", map[string]string{"username": "u"}), nil, `Secret ns/s: a basic-auth credential needs data key "password"`},
-		{"no type", secret("", map[string]string{"key": "k"}), nil, "Secret ns/s has no label konghq.com/credential"},
-		{"unsupported type", secret("oauth2", nil), nil, `credential type "oauth2" is not supported`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, body, problem := credentialBody(tc.secret)
-			if tc.wantErr != "" {
-				if !strings.Contains(problem, tc.wantErr) {
-					t.Fatalf("problem %q, want %q", problem, tc.wantErr)
-				}
-				return
-			}
-			if problem != "" || !reflect.DeepEqual(body, tc.want) {
-				t.Errorf("body %v, problem %q; want %v", body, problem, tc.want)
-			}
-		})
-	}
-}
-
 func TestStateHash(t *testing.T) {
 	svc := func(mut func(*configurationv1alpha1.KongService)) *configurationv1alpha1.KongService {
 		s := &configurationv1alpha1.KongService{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", UID: "u"}}
@@ -195,30 +119,6 @@ func TestStateHash(t *testing.T) {
 	}
 }
 
-func TestNormalizeServerURL(t *testing.T) {
-	for _, tc := range []struct {
-		in, want string
-		wantErr  bool
-	}{
-		{in: "eu.api.konghq.com", want: "https://eu.api.konghq.com"},
-		{in: " us.api.konghq.com/ ", want: "https://us.api.konghq.com"},
-		{in: "https://global.api.konghq.com", want: "https://global.api.konghq.com"},
-		{in: "https://proxy.example.com/konnect/", want: "https://proxy.example.com/konnect"},
-		{in: "http://127.0.0.1:8080", want: "http://127.0.0.1:8080"},
-		{in: "", wantErr: true},
-		{in: "ftp://example.com", wantErr: true},
-		{in: "https://", wantErr: true},
-		{in: "https://user:pw@example.com", wantErr: true},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := NormalizeServerURL(tc.in)
-			if (err != nil) != tc.wantErr || got != tc.want {
-				t.Errorf("NormalizeServerURL(%q) = %q, %v; want %q (error: %v)", tc.in, got, err, tc.want, tc.wantErr)
-			}
-		})
-	}
-}
-
 func TestIdentityTags(t *testing.T) {
 	obj := &configurationv1alpha1.KongService{ObjectMeta: metav1.ObjectMeta{Name: "svc", Namespace: "team-a", UID: types.UID("1234")}}
 	got := IdentityTags("KongService", obj, []string{"env:prod", "env:prod"})
@@ -242,40 +142,3 @@ func TestIdentityTags(t *testing.T) {
 		t.Errorf("IdentityLabels = %v", labels)
 	}
 }
-
-func TestRetryAfter(t *testing.T) {
-	for _, tc := range []struct {
-		h    string
-		want time.Duration
-	}{
-		{"", time.Second}, {"3", 3 * time.Second}, {"0", 0}, {"junk", time.Second}, {"100000", maxRetryAfter},
-	} {
-		if got := retryAfter(tc.h); got != tc.want {
-			t.Errorf("retryAfter(%q) = %s, want %s", tc.h, got, tc.want)
-		}
-	}
-}
-
-func TestErrorClasses(t *testing.T) {
-	for _, tc := range []struct {
-		code                     int
-		notFound, conflict, perm bool
-	}{
-		{404, true, false, true}, {409, false, true, false}, {400, false, false, true}, {429, false, false, false},
-		{500, false, false, false}, {0, false, false, false},
-	} {
-		var err error = &APIError{StatusCode: tc.code, Op: "x", Err: errTest}
-		if tc.code == 0 {
-			err = errTest
-		}
-		if IsNotFound(err) != tc.notFound || IsConflict(err) != tc.conflict || isPermanent(err) != tc.perm {
-			t.Errorf("HTTP %d: notFound %v conflict %v permanent %v", tc.code, IsNotFound(err), IsConflict(err), isPermanent(err))
-		}
-	}
-}
-
-var errTest = errTestT("boom")
-
-type errTestT string
-
-func (e errTestT) Error() string { return string(e) }

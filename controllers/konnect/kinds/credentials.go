@@ -1,4 +1,4 @@
-package konnect
+package kinds
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
 // A KongConsumer's credentials, declared as Kong Ingress Controller declares them: spec-level `credentials` names
@@ -39,20 +41,20 @@ type credentialParts struct {
 }
 
 // credentialFields are the Secret data keys of each type: required ones first, then optional ones.
-var credentialFields = map[CredentialType]struct{ required, optional []string }{
-	CredentialBasicAuth: {required: []string{"username", "password"}},
-	CredentialKeyAuth:   {required: []string{"key"}},
-	CredentialACL:       {required: []string{"group"}},
-	CredentialJWT:       {required: []string{"key"}, optional: []string{"algorithm", "rsa_public_key", "secret"}},
-	CredentialHMACAuth:  {required: []string{"username"}, optional: []string{"secret"}},
+var credentialFields = map[konnectapi.CredentialType]struct{ required, optional []string }{
+	konnectapi.CredentialBasicAuth: {required: []string{"username", "password"}},
+	konnectapi.CredentialKeyAuth:   {required: []string{"key"}},
+	konnectapi.CredentialACL:       {required: []string{"group"}},
+	konnectapi.CredentialJWT:       {required: []string{"key"}, optional: []string{"algorithm", "rsa_public_key", "secret"}},
+	konnectapi.CredentialHMACAuth:  {required: []string{"username"}, optional: []string{"secret"}},
 }
 
 // credential is one declared credential. Only the Secret's name and resourceVersion are hashed (exported
 // fields); the values stay out of the object's status.
 type credential struct {
-	Type    CredentialType `json:"type"`
-	Secret  string         `json:"secret"`
-	Version string         `json:"version"`
+	Type    konnectapi.CredentialType `json:"type"`
+	Secret  string                    `json:"secret"`
+	Version string                    `json:"version"`
 	body    map[string]any
 }
 
@@ -66,9 +68,9 @@ func credentialType(s *corev1.Secret) string {
 
 // credentialBody turns a Secret into the credential's Konnect body, or says what is wrong with it (a message for the
 // user, naming the Secret).
-func credentialBody(s *corev1.Secret) (CredentialType, map[string]any, string) {
+func credentialBody(s *corev1.Secret) (konnectapi.CredentialType, map[string]any, string) {
 	raw := credentialType(s)
-	t := CredentialType(raw)
+	t := konnectapi.CredentialType(raw)
 	fields, ok := credentialFields[t]
 	if !ok {
 		if raw == "" {
@@ -93,8 +95,8 @@ func credentialBody(s *corev1.Secret) (CredentialType, map[string]any, string) {
 }
 
 func typeList() string {
-	names := make([]string, len(CredentialTypes))
-	for i, t := range CredentialTypes {
+	names := make([]string, len(konnectapi.CredentialTypes))
+	for i, t := range konnectapi.CredentialTypes {
 		names[i] = string(t)
 	}
 	return strings.Join(names, ", ")
@@ -102,17 +104,17 @@ func typeList() string {
 
 func secretTag(name string) string { return TagSecret + ":" + name }
 
-// Parts of a consumer are its credentials. Consumer groups are reported, not synced.
-func (k ConsumerKind) Parts(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (any, []RefCheck, error) {
-	groups := RefCheck{Type: konnectv1alpha1.ConditionKongConsumerGroupRefsValid, Absent: len(kc.ConsumerGroups) == 0,
+// DeclaredParts of a consumer are its credentials. Consumer groups are reported, not synced.
+func (k consumerMapping) DeclaredParts(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (credentialParts, bool, []entity.RefCheck, error) {
+	groups := entity.RefCheck{Type: konnectv1alpha1.ConditionKongConsumerGroupRefsValid, Absent: len(kc.ConsumerGroups) == 0,
 		Advisory: true, Reason: konnectv1alpha1.ReasonUnsupported,
 		Message: fmt.Sprintf("consumerGroups %s are not synchronised: this operator does not manage KongConsumerGroups, so the consumer is in Konnect without these group memberships",
 			strings.Join(kc.ConsumerGroups, ", "))}
-	check := RefCheck{Type: konnectv1alpha1.ConditionCredentialsValid, Absent: len(kc.Credentials) == 0}
+	check := entity.RefCheck{Type: konnectv1alpha1.ConditionCredentialsValid, Absent: len(kc.Credentials) == 0}
 	// The condition stays until the credentials of an earlier declaration are deleted, so a consumer that never had
 	// credentials costs no call.
 	if check.Absent && apimeta.FindStatusCondition(kc.Status.Conditions, check.Type) == nil {
-		return nil, []RefCheck{groups, check}, nil
+		return credentialParts{}, false, []entity.RefCheck{groups, check}, nil
 	}
 	creds := []credential{}
 	var problems []string
@@ -123,14 +125,14 @@ func (k ConsumerKind) Parts(ctx context.Context, c client.Reader, kc *configurat
 				problems = append(problems, fmt.Sprintf("Secret %s/%s not found", kc.Namespace, name))
 				continue
 			}
-			return nil, nil, err
+			return credentialParts{}, false, nil, err
 		}
 		t, body, problem := credentialBody(s)
 		if problem != "" {
 			problems = append(problems, problem)
 			continue
 		}
-		body["tags"] = stringsToAny(append(IdentityTags(k.Name(), kc, nil), secretTag(name)))
+		body["tags"] = stringsToAny(append(entity.IdentityTags(k.Name(), kc, nil), secretTag(name)))
 		creds = append(creds, credential{Type: t, Secret: name, Version: s.ResourceVersion, body: body})
 	}
 	if len(problems) > 0 {
@@ -138,7 +140,7 @@ func (k ConsumerKind) Parts(ctx context.Context, c client.Reader, kc *configurat
 	} else {
 		check.OK, check.Message = true, fmt.Sprintf("credential Secrets usable: %s", strings.Join(kc.Credentials, ", "))
 	}
-	return credentialParts{Owner: uidTag(kc), Credentials: creds}, []RefCheck{groups, check}, nil
+	return credentialParts{Owner: entity.UIDTag(kc), Credentials: creds}, true, []entity.RefCheck{groups, check}, nil
 }
 
 // SyncParts makes the consumer's credentials in Konnect the declared ones. It lists the credentials of each type
@@ -146,9 +148,8 @@ func (k ConsumerKind) Parts(ctx context.Context, c client.Reader, kc *configurat
 // updates the ones that differ (all of them when the declaration changed: Konnect hashes passwords, so their
 // change cannot be seen) and deletes the ones this operator made that are no longer declared. Credentials made by
 // someone else (without the consumer's tag) are left alone.
-func (k ConsumerKind) SyncParts(ctx context.Context, api API, refs Refs, consumerID string, parts any, changed bool) error {
-	p := parts.(credentialParts)
-	types := CredentialTypes
+func (k consumerMapping) SyncParts(ctx context.Context, api konnectapi.API, refs entity.Refs, consumerID string, p credentialParts, changed bool) error {
+	types := konnectapi.CredentialTypes
 	if !changed {
 		types = nil
 		for _, c := range p.Credentials {
@@ -158,22 +159,22 @@ func (k ConsumerKind) SyncParts(ctx context.Context, api API, refs Refs, consume
 		}
 	}
 	for _, t := range types {
-		if err := k.syncCredentials(ctx, api, refs.CPID, consumerID, t, p, changed); err != nil {
+		if err := k.syncCredentials(ctx, api, refs.ControlPlaneID, consumerID, t, p, changed); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (ConsumerKind) syncCredentials(ctx context.Context, api API, cpID, consumerID string, t CredentialType, p credentialParts, changed bool) error {
+func (consumerMapping) syncCredentials(ctx context.Context, api konnectapi.API, cpID, consumerID string, t konnectapi.CredentialType, p credentialParts, changed bool) error {
 	// The owner tag filter lists only this consumer's credentials made by this operator.
 	existing, err := api.Credentials(ctx, t, cpID, consumerID, p.Owner)
 	if err != nil {
 		return err
 	}
-	bySecret := map[string][]Entity{}
+	bySecret := map[string][]konnectapi.Entity{}
 	for _, e := range existing {
-		name := tagValue(e.Body["tags"], TagSecret)
+		name := entity.TagValue(e.Body["tags"], TagSecret)
 		bySecret[name] = append(bySecret[name], e)
 	}
 	for _, c := range p.Credentials {
@@ -190,11 +191,11 @@ func (ConsumerKind) syncCredentials(ctx context.Context, api API, cpID, consumer
 		}
 		// Extras (e.g. left by a create whose answer was lost) go; the first one is kept.
 		for _, extra := range found[1:] {
-			if err := api.DeleteCredential(ctx, t, cpID, consumerID, extra.ID); err != nil && !IsNotFound(err) {
+			if err := api.DeleteCredential(ctx, t, cpID, consumerID, extra.ID); err != nil && !konnectapi.IsNotFound(err) {
 				return err
 			}
 		}
-		if changed || Drifted(c.body, found[0].Body, comparableKeys(c.body)) {
+		if changed || entity.Drifted(c.body, found[0].Body, comparableKeys(c.body)) {
 			if err := api.UpdateCredential(ctx, t, cpID, consumerID, found[0].ID, c.body); err != nil {
 				return err
 			}
@@ -203,7 +204,7 @@ func (ConsumerKind) syncCredentials(ctx context.Context, api API, cpID, consumer
 	// What is left is no longer declared.
 	for _, stale := range bySecret {
 		for _, e := range stale {
-			if err := api.DeleteCredential(ctx, t, cpID, consumerID, e.ID); err != nil && !IsNotFound(err) {
+			if err := api.DeleteCredential(ctx, t, cpID, consumerID, e.ID); err != nil && !konnectapi.IsNotFound(err) {
 				return err
 			}
 		}
@@ -222,18 +223,8 @@ func comparableKeys(body map[string]any) []string {
 	return keys
 }
 
-// tagValue returns the value of the first "key:value" tag with the key.
-func tagValue(tags any, key string) string {
-	for _, t := range stringList(tags) {
-		if v, ok := strings.CutPrefix(t, key+":"); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-func credentialsIndex() RefIndex {
-	return RefIndex{
+func credentialsIndex() entity.RefIndex {
+	return entity.RefIndex{
 		Field:  indexCredentials,
 		Target: &corev1.Secret{},
 		Extract: func(o client.Object) []string {

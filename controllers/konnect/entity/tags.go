@@ -1,4 +1,4 @@
-package konnect
+package entity
 
 import (
 	"slices"
@@ -61,21 +61,31 @@ func IdentityLabels(kind string, obj client.Object, userLabels map[string]string
 		labels[k] = v
 	}
 	for _, kv := range identity(kind, obj) {
-		labels[kv[0]] = labelValue(kv[1])
+		labels[kv[0]] = LabelValue(kv[1])
 	}
 	return labels
 }
 
-// labelValue fits v in Konnect's label value rules: at most 63 characters, starting and ending alphanumeric.
-func labelValue(v string) string {
+// LabelValue fits v in Konnect's label value rules: at most 63 characters, starting and ending alphanumeric.
+func LabelValue(v string) string {
 	if len(v) > maxLabelValueLen {
 		v = v[:maxLabelValueLen]
 	}
 	return strings.Trim(v, "-._")
 }
 
-// uidTag is the filter that finds the entity of one Kubernetes object.
-func uidTag(obj client.Object) string { return TagUID + ":" + string(obj.GetUID()) }
+// UIDTag is the filter that finds the entity of one Kubernetes object.
+func UIDTag(obj client.Object) string { return TagUID + ":" + string(obj.GetUID()) }
 
 // kindTag is the filter that finds every entity of one Kubernetes kind.
 func kindTag(kind string) string { return TagKind + ":" + kind }
+
+// TagValue returns the value of the first "key:value" tag with the key.
+func TagValue(tags any, key string) string {
+	for _, t := range stringList(tags) {
+		if v, ok := strings.CutPrefix(t, key+":"); ok {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,4 +1,8 @@
-package konnect
+// Package konnectapi is the operator's side of Kong Konnect: the small API interface the reconcilers use, its
+// implementation with Kong's sdk-konnect-go (mapping Konnect's JSON bodies to the SDK's models), the HTTP transport
+// under it (a rate limit per organization, 429 answers retried after Retry-After) and the ClientFactory that hands
+// out one client per KonnectAPIAuthConfiguration.
+package konnectapi
 
 import (
 	"context"
@@ -100,6 +104,9 @@ func statusCode(err error) int {
 // IsNotFound says whether Konnect answered 404.
 func IsNotFound(err error) bool { return statusCode(err) == http.StatusNotFound }
 
+// IsBadRequest says whether Konnect answered 400 (for core entities also a unique-name violation).
+func IsBadRequest(err error) bool { return statusCode(err) == http.StatusBadRequest }
+
 // IsConflict says whether Konnect answered 409 (e.g. a unique name already taken).
 func IsConflict(err error) bool { return statusCode(err) == http.StatusConflict }
 
@@ -109,9 +116,9 @@ func IsUnauthorized(err error) bool {
 	return code == http.StatusUnauthorized || code == http.StatusForbidden
 }
 
-// isPermanent says whether retrying the same request cannot help: a 4xx other than 408, 409 and 429. Everything
+// IsPermanent says whether retrying the same request cannot help: a 4xx other than 408, 409 and 429. Everything
 // else (no answer, 5xx, 429) is transient and retried with backoff.
-func isPermanent(err error) bool {
+func IsPermanent(err error) bool {
 	code := statusCode(err)
 	return code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusConflict && code != http.StatusTooManyRequests
 }

@@ -1,4 +1,4 @@
-package konnect
+package konnectapi
 
 import (
 	"context"
@@ -20,37 +20,38 @@ type ClientFactory interface {
 	API(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) (API, string, error)
 }
 
-// errInvalidAuth marks an auth configuration that cannot work as written (bad server URL, Secret without token).
-var errInvalidAuth = errors.New("invalid KonnectAPIAuthConfiguration")
+// ErrInvalidAuth marks an auth configuration that cannot work as written (bad server URL, Secret without token).
+var ErrInvalidAuth = errors.New("invalid KonnectAPIAuthConfiguration")
 
 // readToken returns the token of auth and a version string that changes when it may have changed.
 func readToken(ctx context.Context, c client.Reader, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) (token, version string, err error) {
 	switch auth.Spec.Type {
 	case konnectv1alpha1.KonnectAPIAuthTypeToken:
 		if auth.Spec.Token == "" {
-			return "", "", fmt.Errorf("%w: spec.token is empty", errInvalidAuth)
+			return "", "", fmt.Errorf("%w: spec.token is empty", ErrInvalidAuth)
 		}
 		return auth.Spec.Token, "", nil
 	case konnectv1alpha1.KonnectAPIAuthTypeSecretRef:
 		ref := auth.Spec.SecretRef
 		if ref == nil || ref.Name == "" {
-			return "", "", fmt.Errorf("%w: spec.secretRef is missing", errInvalidAuth)
+			return "", "", fmt.Errorf("%w: spec.secretRef is missing", ErrInvalidAuth)
 		}
 		secret := &corev1.Secret{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: secretNamespace(auth), Name: ref.Name}, secret); err != nil {
-			return "", "", fmt.Errorf("reading Secret %s/%s: %w", secretNamespace(auth), ref.Name, err)
+		if err := c.Get(ctx, types.NamespacedName{Namespace: SecretNamespace(auth), Name: ref.Name}, secret); err != nil {
+			return "", "", fmt.Errorf("reading Secret %s/%s: %w", SecretNamespace(auth), ref.Name, err)
 		}
 		t := string(secret.Data[konnectv1alpha1.SecretTokenKey])
 		if t == "" {
-			return "", "", fmt.Errorf("%w: Secret %s/%s has no key %q", errInvalidAuth, secret.Namespace, secret.Name, konnectv1alpha1.SecretTokenKey)
+			return "", "", fmt.Errorf("%w: Secret %s/%s has no key %q", ErrInvalidAuth, secret.Namespace, secret.Name, konnectv1alpha1.SecretTokenKey)
 		}
 		return t, secret.ResourceVersion, nil
 	default:
-		return "", "", fmt.Errorf("%w: unknown type %q", errInvalidAuth, auth.Spec.Type)
+		return "", "", fmt.Errorf("%w: unknown type %q", ErrInvalidAuth, auth.Spec.Type)
 	}
 }
 
-func secretNamespace(auth *konnectv1alpha1.KonnectAPIAuthConfiguration) string {
+// SecretNamespace is the namespace of the token Secret of auth (its own by default).
+func SecretNamespace(auth *konnectv1alpha1.KonnectAPIAuthConfiguration) string {
 	if auth.Spec.SecretRef != nil && auth.Spec.SecretRef.Namespace != "" {
 		return auth.Spec.SecretRef.Namespace
 	}
@@ -88,7 +89,7 @@ func NewClientFactory(reader client.Reader, ratePerSecond float64) ClientFactory
 func (f *sdkClients) API(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) (API, string, error) {
 	serverURL, err := NormalizeServerURL(auth.Spec.ServerURL)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %w", errInvalidAuth, err)
+		return nil, "", fmt.Errorf("%w: %w", ErrInvalidAuth, err)
 	}
 	token, secretVersion, err := readToken(ctx, f.reader, auth)
 	if err != nil {

@@ -1,4 +1,4 @@
-package konnect
+package entity
 
 import (
 	"crypto/sha256"

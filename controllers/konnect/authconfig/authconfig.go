@@ -1,4 +1,7 @@
-package konnect
+// Package authconfig is the loop of KonnectAPIAuthConfiguration: it checks the token with Konnect, records the
+// organization it belongs to with the APIAuthValid condition, and keeps the configuration while control planes
+// still need it to delete their entities.
+package authconfig
 
 import (
 	"context"
@@ -7,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -19,13 +23,27 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/internal/status"
+	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
-// AuthConfigReconciler checks KonnectAPIAuthConfigurations: it asks Konnect which organization the token belongs
+// Index names.
+const (
+	// IndexControlPlanesByAuth finds the KonnectGatewayControlPlanes that use an auth configuration (by its name).
+	IndexControlPlanesByAuth = "konnect.authRef"
+	// indexSecretRef finds the auth configurations that read their token from a Secret ("namespace/name").
+	indexSecretRef = "konnect.secretRef"
+)
+
+// Valid says whether objects may use the auth configuration: its token was accepted by Konnect.
+func Valid(a *konnectv1alpha1.KonnectAPIAuthConfiguration) bool {
+	return apimeta.IsStatusConditionTrue(a.Status.Conditions, konnectv1alpha1.ConditionAPIAuthValid) && a.Status.OrganizationID != ""
+}
+
+// Reconciler checks KonnectAPIAuthConfigurations: it asks Konnect which organization the token belongs
 // to and records it with the APIAuthValid condition. Objects that use the configuration wait for it.
-type AuthConfigReconciler struct {
+type Reconciler struct {
 	client.Client
-	Clients    ClientFactory
+	Clients    konnectapi.ClientFactory
 	Recorder   events.EventRecorder
 	SyncPeriod time.Duration
 }
@@ -34,7 +52,7 @@ type AuthConfigReconciler struct {
 // whole namespace) still lets them delete their Konnect entities instead of leaving them orphaned in Konnect.
 const FinalizerInUse = "konnect.alm.dev/auth-in-use"
 
-func (r *AuthConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	auth := &konnectv1alpha1.KonnectAPIAuthConfiguration{}
 	if err := r.Get(ctx, req.NamespacedName, auth); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -54,12 +72,12 @@ func (r *AuthConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 // release drops the in-use finalizer once no control plane refers to the auth configuration any more; the watch on
 // control planes brings the configuration back when the last one goes.
-func (r *AuthConfigReconciler) release(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) error {
+func (r *Reconciler) release(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) error {
 	if !controllerutil.ContainsFinalizer(auth, FinalizerInUse) {
 		return nil
 	}
 	cps := &konnectv1alpha2.KonnectGatewayControlPlaneList{}
-	if err := r.List(ctx, cps, client.InNamespace(auth.Namespace), client.MatchingFields{indexAuthRef: auth.Name}); err != nil {
+	if err := r.List(ctx, cps, client.InNamespace(auth.Namespace), client.MatchingFields{IndexControlPlanesByAuth: auth.Name}); err != nil {
 		return err
 	}
 	if len(cps.Items) > 0 {
@@ -71,11 +89,11 @@ func (r *AuthConfigReconciler) release(ctx context.Context, auth *konnectv1alpha
 }
 
 // check validates the token. The token itself never goes into a message: Konnect's errors do not echo it.
-func (r *AuthConfigReconciler) check(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) (ctrl.Result, error) {
+func (r *Reconciler) check(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) (ctrl.Result, error) {
 	api, serverURL, err := r.Clients.API(ctx, auth)
 	if err != nil {
 		r.setValid(auth, false, konnectv1alpha1.ReasonInvalidSpec, err.Error())
-		if errors.Is(err, errInvalidAuth) {
+		if errors.Is(err, konnectapi.ErrInvalidAuth) {
 			return ctrl.Result{}, reconcile.TerminalError(err)
 		}
 		// e.g. the Secret does not exist yet: its watch brings us back, the backoff too.
@@ -84,7 +102,7 @@ func (r *AuthConfigReconciler) check(ctx context.Context, auth *konnectv1alpha1.
 	auth.Status.ServerURL = serverURL
 	org, err := api.OrganizationID(ctx)
 	switch {
-	case IsUnauthorized(err):
+	case konnectapi.IsUnauthorized(err):
 		r.setValid(auth, false, konnectv1alpha1.ReasonInvalid, fmt.Sprintf("Konnect at %s rejected the token", serverURL))
 		r.Recorder.Eventf(auth, nil, corev1.EventTypeWarning, konnectv1alpha1.ReasonInvalid, "Validate", "Konnect at %s rejected the token", serverURL)
 		// The token may be fixed in Konnect without any change here: check again after the sync period.
@@ -100,7 +118,7 @@ func (r *AuthConfigReconciler) check(ctx context.Context, auth *konnectv1alpha1.
 	return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
 }
 
-func (r *AuthConfigReconciler) setValid(auth *konnectv1alpha1.KonnectAPIAuthConfiguration, ok bool, reason, msg string) {
+func (r *Reconciler) setValid(auth *konnectv1alpha1.KonnectAPIAuthConfiguration, ok bool, reason, msg string) {
 	status := metav1.ConditionFalse
 	if ok {
 		status = metav1.ConditionTrue
@@ -108,4 +126,13 @@ func (r *AuthConfigReconciler) setValid(auth *konnectv1alpha1.KonnectAPIAuthConf
 	apimeta.SetStatusCondition(&auth.Status.Conditions, metav1.Condition{
 		Type: konnectv1alpha1.ConditionAPIAuthValid, Status: status, Reason: reason, Message: msg, ObservedGeneration: auth.Generation,
 	})
+}
+
+// ignoreConflict drops a conflict: our copy was stale, so the newer version's watch event is still on its way and
+// brings the object back to the queue.
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
 }

@@ -1,0 +1,65 @@
+package entity
+
+import (
+	"context"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/konnectapi"
+)
+
+// Exactly-once creates: every entity carries its object's k8s-uid tag, so a create whose answer was lost (or that
+// another process sent) is found and adopted instead of being created twice.
+
+// create creates the entity, or adopts the one an earlier attempt created (found by its k8s-uid tag) if one may
+// exist, so that a create whose response was lost never leaves a duplicate.
+func (r *Reconciler[T]) create(ctx context.Context, obj T, p *pass) (konnectapi.Entity, error) {
+	if r.mayHaveBeenCreated(obj) {
+		if e, err := r.adopt(ctx, obj, p); err != nil || e.ID != "" {
+			return e, err
+		}
+	}
+	r.attempted.Store(obj.GetUID(), struct{}{})
+	e, err := p.api.Create(ctx, r.Kind.Type(), p.refs.ControlPlaneID, p.desired)
+	if konnectapi.IsConflict(err) || konnectapi.IsBadRequest(err) {
+		// A unique-name violation (409, or 400 "data constraint error" for core entities) may be our own earlier
+		// create; otherwise the name belongs to someone else and the error stands.
+		if found, aerr := r.adopt(ctx, obj, p); aerr != nil || found.ID != "" {
+			return found, aerr
+		}
+	}
+	return e, err
+}
+
+// adopt finds the entity of an earlier create by the object's k8s-uid tag and brings it to the desired body; an
+// empty Entity means there is none.
+func (r *Reconciler[T]) adopt(ctx context.Context, obj T, p *pass) (konnectapi.Entity, error) {
+	found, err := p.api.List(ctx, r.Kind.Type(), p.refs.ControlPlaneID, UIDTag(obj))
+	if err != nil || len(found) == 0 {
+		return konnectapi.Entity{}, err
+	}
+	e := found[0]
+	ctrl.LoggerFrom(ctx).Info("adopting the Konnect entity of an earlier create", "id", e.ID, "kind", r.Kind.Name())
+	// The earlier create may have sent an older spec.
+	if Drifted(p.desired, e.Body, r.Kind.DriftKeys()) {
+		return p.api.Update(ctx, r.Kind.Type(), p.refs.ControlPlaneID, e.ID, p.desired)
+	}
+	return e, nil
+}
+
+// mayHaveBeenCreated says whether an entity for obj may exist without the object knowing its ID.
+func (r *Reconciler[T]) mayHaveBeenCreated(obj T) bool {
+	if _, ok := r.attempted.Load(obj.GetUID()); ok {
+		return true
+	}
+	// A Programmed condition other than "references invalid" means an earlier reconcile got as far as Konnect.
+	if c := apimeta.FindStatusCondition(*r.Kind.Conditions(obj), konnectv1alpha1.ConditionProgrammed); c != nil &&
+		c.Reason != konnectv1alpha1.ReasonInvalidReference {
+		return true
+	}
+	since := r.since.Load()
+	return since == 0 || obj.GetCreationTimestamp().Time.Before(time.Unix(0, since).Add(lookupMargin))
+}

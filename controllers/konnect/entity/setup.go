@@ -1,0 +1,80 @@
+package entity
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/almproject/alm/controllers/konnect/konnectapi"
+)
+
+// Options configure the loop of one kind.
+type Options struct {
+	Clients konnectapi.ClientFactory
+	// SyncPeriod is how long an unchanged object waits before Konnect is brought back to its declared state.
+	SyncPeriod time.Duration
+	Mode       DriftMode
+	// Controller are the controller's options (workers, backoff).
+	Controller controller.Options
+}
+
+// Setup registers the loop of one kind with mgr: its reference indexes, the watches that re-reconcile an object
+// as soon as what it references changes, and (DriftModeList) its drift scanner.
+func Setup[T client.Object](ctx context.Context, mgr manager.Manager, kind Kind[T], opts Options) error {
+	r := &Reconciler[T]{
+		Client:     mgr.GetClient(),
+		Kind:       kind,
+		Clients:    opts.Clients,
+		Recorder:   mgr.GetEventRecorder("konnect-operator"),
+		SyncPeriod: opts.SyncPeriod,
+		Mode:       opts.Mode,
+		Now:        time.Now,
+	}
+	// Reconciles run only on the leader; from now on no other process creates entities for our objects.
+	if err := mgr.Add(manager.RunnableFunc(func(context.Context) error {
+		r.since.Store(time.Now().UnixNano())
+		return nil
+	})); err != nil {
+		return err
+	}
+	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(kind.Name())).For(kind.New()).WithOptions(opts.Controller)
+	for _, ri := range kind.Indexes() {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, kind.New(), ri.Field, ri.Extract); err != nil {
+			return err
+		}
+		b = b.Watches(ri.Target, handler.EnqueueRequestsFromMapFunc(r.referrers(ri.Field)))
+	}
+	if opts.Mode == DriftModeList {
+		scanner := &driftScanner[T]{r: r, events: make(chan event.GenericEvent, 1024)}
+		if err := mgr.Add(scanner); err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(source.Channel(scanner.events, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
+}
+
+// referrers maps a referenced object to the objects of the kind that reference it through the index field.
+func (r *Reconciler[T]) referrers(field string) handler.MapFunc {
+	return func(ctx context.Context, target client.Object) []reconcile.Request {
+		list := r.Kind.NewList()
+		if err := r.List(ctx, list, client.InNamespace(target.GetNamespace()), client.MatchingFields{field: target.GetName()}); err != nil {
+			return nil
+		}
+		items := r.Kind.Items(list)
+		reqs := make([]reconcile.Request, 0, len(items))
+		for _, o := range items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+		}
+		return reqs
+	}
+}

@@ -1,0 +1,75 @@
+package kinds
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/konnectapi"
+)
+
+// Consumer is the Kind of KongConsumer: a consumer in a Konnect control plane, and its credentials.
+func Consumer() entity.Kind[*configurationv1.KongConsumer] {
+	m := consumerMapping{}
+	return entity.Kind[*configurationv1.KongConsumer]{Mapping: m, Parts: entity.WithParts[*configurationv1.KongConsumer, credentialParts](m)}
+}
+
+// consumerMapping adapts KongConsumer.
+type consumerMapping struct{}
+
+func (consumerMapping) Name() string                       { return "KongConsumer" }
+func (consumerMapping) Type() konnectapi.EntityType        { return konnectapi.TypeConsumer }
+func (consumerMapping) New() *configurationv1.KongConsumer { return &configurationv1.KongConsumer{} }
+func (consumerMapping) NewList() client.ObjectList         { return &configurationv1.KongConsumerList{} }
+func (consumerMapping) Items(l client.ObjectList) []*configurationv1.KongConsumer {
+	return pointers(l.(*configurationv1.KongConsumerList).Items)
+}
+
+func (consumerMapping) Managed(kc *configurationv1.KongConsumer) bool {
+	return kc.Spec.ControlPlaneRef.ForKonnect()
+}
+
+func (consumerMapping) Resolve(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (entity.Refs, []entity.RefCheck, error) {
+	return resolveControlPlane(ctx, c, kc.Namespace, kc.Spec.ControlPlaneRef)
+}
+
+func (k consumerMapping) Desired(kc *configurationv1.KongConsumer, _ entity.Refs) (map[string]any, error) {
+	body := map[string]any{"tags": stringsToAny(entity.IdentityTags(k.Name(), kc, kc.Spec.Tags))}
+	if kc.Username != "" {
+		body["username"] = kc.Username
+	}
+	if kc.CustomID != "" {
+		body["custom_id"] = kc.CustomID
+	}
+	return body, nil
+}
+
+func (consumerMapping) DriftKeys() []string { return []string{"username", "custom_id", "tags"} }
+
+func (consumerMapping) Conditions(kc *configurationv1.KongConsumer) *[]metav1.Condition {
+	return &kc.Status.Conditions
+}
+
+func (consumerMapping) State(kc *configurationv1.KongConsumer) entity.State {
+	return stateInControlPlane(kc.Status.Konnect, kc.Status.SyncStatus)
+}
+
+func (consumerMapping) SetState(kc *configurationv1.KongConsumer, st entity.State) {
+	kc.Status.Konnect = statusInControlPlane(st)
+	kc.Status.SyncStatus = st.Sync
+}
+
+func (k consumerMapping) DeletionScope(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer, st entity.State) (*konnectv1alpha1.KonnectAPIAuthConfiguration, string, error) {
+	return deletionScopeInControlPlane(ctx, c, kc, st, k.Resolve)
+}
+
+func (consumerMapping) Indexes() []entity.RefIndex {
+	return []entity.RefIndex{credentialsIndex(), cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
+		return o.(*configurationv1.KongConsumer).Spec.ControlPlaneRef
+	})}
+}

@@ -1,0 +1,4 @@
+// Package kinds holds the Kubernetes kinds the Konnect operator syncs, each as an entity.Kind: how its object maps
+// to a Konnect entity (references, body, status), and what only some kinds have (a control plane's mirror, what
+// Konnect reports about it and its group members; a consumer's credentials).
+package kinds

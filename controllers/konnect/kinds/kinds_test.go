@@ -1,0 +1,83 @@
+package kinds
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestExpandURL(t *testing.T) {
+	for _, tc := range []struct {
+		url     string
+		want    map[string]any
+		wantErr bool
+	}{
+		{"https://api.example.com/v1", map[string]any{"protocol": "https", "host": "api.example.com", "port": int64(443), "path": "/v1"}, false},
+		{"http://example.com:8080", map[string]any{"protocol": "http", "host": "example.com", "port": int64(8080)}, false},
+		{"grpcs://example.com", map[string]any{"protocol": "grpcs", "host": "example.com", "port": int64(443)}, false},
+		{"example.com/v1", nil, true},
+		{"http://example.com:99999", nil, true},
+	} {
+		body := map[string]any{"url": tc.url, "host": "placeholder", "port": int64(80), "protocol": "http"}
+		err := expandURL(body, tc.url)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: error %v, want error %v", tc.url, err, tc.wantErr)
+			continue
+		}
+		if tc.wantErr {
+			continue
+		}
+		if _, ok := body["url"]; ok {
+			t.Errorf("%s: url is still in the body", tc.url)
+		}
+		for k, v := range tc.want {
+			if body[k] != v {
+				t.Errorf("%s: %s = %v, want %v", tc.url, k, body[k], v)
+			}
+		}
+	}
+}
+
+func TestCredentialBody(t *testing.T) {
+	secret := func(label string, data map[string]string) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns"}, Data: map[string][]byte{}}
+		if label != "" {
+			s.Labels = map[string]string{CredentialLabel: label}
+		}
+		for k, v := range data {
+			s.Data[k] = []byte(v)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name    string
+		secret  *corev1.Secret
+		want    map[string]any
+		wantErr string
+	}{
+		{"basic-auth", secret("basic-auth", map[string]string{"username": "u", "password": "p"}), map[string]any{"username": "u", "password": "p"}, ""},
+		{"legacy kongCredType key", secret("", map[string]string{"kongCredType": "key-auth", "key": "k"}), map[string]any{"key": "k"}, ""},
+		{"jwt with optional fields", secret("jwt", map[string]string{"key": "k", "algorithm": "RS256", "rsa_public_key": "pem"}), map[string]any{"key": "k", "algorithm": "RS256", "rsa_public_key": "pem"}, ""},
+		{"acl", secret("acl", map[string]string{"group": "admins"}), map[string]any{"group": "admins"}, ""},
+		{"hmac-auth", secret("hmac-auth", map[string]string{"username": "u"}), map[string]any{"username": "u"}, ""},
+		{"missing field", secret("basic-auth", map[string]string{"username": "u"}), nil, `Secret ns/s: a basic-auth credential needs data key "password"`},
+		{"no type", secret("", map[string]string{"key": "k"}), nil, "Secret ns/s has no label konghq.com/credential"},
+		{"unsupported type", secret("oauth2", nil), nil, `credential type "oauth2" is not supported`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, body, problem := credentialBody(tc.secret)
+			if tc.wantErr != "" {
+				if !strings.Contains(problem, tc.wantErr) {
+					t.Fatalf("problem %q, want %q", problem, tc.wantErr)
+				}
+				return
+			}
+			if problem != "" || !reflect.DeepEqual(body, tc.want) {
+				t.Errorf("body %v, problem %q; want %v", body, problem, tc.want)
+			}
+		})
+	}
+}
