@@ -311,7 +311,7 @@ func reachable(channels []*Channel, fromName string, from semver.Version) reacha
 	for head := 0; head < len(r.nodes); head++ {
 		x := r.nodes[head]
 		for i, e := range entries {
-			if done[i] || !e.Bundle.Version.GT(x.v) || e.edgeFrom(x.name, x.v) == "" {
+			if done[i] || e.upgrade().EdgeFrom(x.name, x.v) == "" {
 				continue
 			}
 			done[i] = true

@@ -4,31 +4,21 @@ package versions
 
 import (
 	"context"
-	"slices"
 
-	"github.com/blang/semver/v4"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog"
 )
 
-// Replaces says whether newer upgrades from older: same package and namespace, and newer names older in
-// spec.replaces or spec.skips, or older's version is in newer's spec.skipRange.
+// Replaces says whether newer upgrades from older: same package and namespace, and by the catalog's upgrade rule
+// (catalog.Upgrade.EdgeFrom) newer is the newer version and names older in spec.replaces or spec.skips, or
+// older's version is in newer's spec.skipRange.
 func Replaces(newer, older *operatorsv1alpha1.OperatorVersion) bool {
 	if newer.Name == older.Name || newer.Namespace != older.Namespace || newer.Spec.PackageName != older.Spec.PackageName {
 		return false
 	}
-	if newer.Spec.Replaces == older.Name || slices.Contains(newer.Spec.Skips, older.Name) {
-		return true
-	}
-	if newer.Spec.SkipRange == "" {
-		return false
-	}
-	r, err := semver.ParseRange(newer.Spec.SkipRange)
-	if err != nil {
-		return false
-	}
-	return r(older.Spec.Version.Version) && newer.Spec.Version.GT(older.Spec.Version.Version)
+	return catalog.UpgradeOf(newer).EdgeFrom(older.Name, older.Spec.Version.Version) != ""
 }
 
 // Predecessors are the versions in all that newer replaces.

@@ -42,6 +42,8 @@ func TestReplaces(t *testing.T) {
 		{"other namespace", ov("etcd.v2.0.0", "2.0.0", replaces("etcd.v1.0.0"), func(o *operatorsv1alpha1.OperatorVersion) { o.Namespace = "other" }), false},
 		{"itself", ov("etcd.v1.0.0", "1.0.0", replaces("etcd.v1.0.0")), false},
 		{"unrelated", ov("etcd.v2.0.0", "2.0.0", replaces("etcd.v1.5.0")), false},
+		{"replaces names a newer version", ov("etcd.v0.5.0", "0.5.0", replaces("etcd.v1.0.0")), false},
+		{"skips names the same version", ov("etcd.v1.0.0-b", "1.0.0", func(o *operatorsv1alpha1.OperatorVersion) { o.Spec.Skips = []string{"etcd.v1.0.0"} }), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
