@@ -68,7 +68,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}
 	}
-	return ctrl.Result{RequeueAfter: res.RequeueAfter}, installer.WriteStatus(ctx, r, ov, res.Status)
+	if err := installer.WriteStatus(ctx, r, ov, res.Status); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, res.Terminal
 }
 
 // adopt hands everything old owns to ov (or removes it when ov does not declare it) and marks old Replacing.
