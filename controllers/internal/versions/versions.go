@@ -1,14 +1,19 @@
 // Package versions answers which OperatorVersions replace which: the upgrade graph of the versions installed in one
-// namespace. The decisions are pure; the list helpers only read.
+// namespace, by the catalog's upgrade rule, and which of them is the installed one. The decisions are pure; the list
+// helpers only read, and Create is the one way the catalog loops create an OperatorVersion for an AppType.
 package versions
 
 import (
 	"context"
+	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/controllers/internal/ownership"
 )
 
 // Replaces says whether newer upgrades from older: same package and namespace, and by the catalog's upgrade rule
@@ -61,6 +66,38 @@ func Chain(newer *operatorsv1alpha1.OperatorVersion, all []operatorsv1alpha1.Ope
 		}
 	}
 	return out
+}
+
+// Installed is the installed version of a package: the highest version that no other version replaces and that
+// is not being deleted; nil when there is none. (catalog.Channel.Head is something else: a channel's newest entry.)
+func Installed(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.OperatorVersion {
+	var installed *operatorsv1alpha1.OperatorVersion
+	for i := range all {
+		ov := &all[i]
+		if len(Successors(ov, all)) > 0 || !ov.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if installed == nil || ov.Spec.Version.GT(installed.Spec.Version.Version) {
+			installed = ov
+		}
+	}
+	return installed
+}
+
+// Create creates ov for at: owned by the AppType (deleting the AppType uninstalls) and labelled with its package.
+// An OperatorVersion that already exists is left as it is.
+func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion) error {
+	if err := controllerutil.SetControllerReference(at, ov, c.Scheme()); err != nil {
+		return err
+	}
+	if ov.Labels == nil {
+		ov.Labels = map[string]string{}
+	}
+	ov.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(at.Spec.Package)
+	if err := c.Create(ctx, ov); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating OperatorVersion %s/%s for AppType %s: %w", ov.Namespace, ov.Name, at.Name, err)
+	}
+	return nil
 }
 
 // OfPackage lists the OperatorVersions of a package in a namespace, from the cache.

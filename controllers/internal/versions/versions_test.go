@@ -80,3 +80,27 @@ func names(ovs []*operatorsv1alpha1.OperatorVersion) []string {
 	}
 	return out
 }
+
+func TestInstalled(t *testing.T) {
+	cases := []struct {
+		name string
+		all  []operatorsv1alpha1.OperatorVersion
+		want string
+	}{
+		{"nothing installed", nil, ""},
+		{"one version", []operatorsv1alpha1.OperatorVersion{ov("p.v1", "1.0.0")}, "p.v1"},
+		{"upgrade in progress: the replacing version", []operatorsv1alpha1.OperatorVersion{ov("p.v1", "1.0.0"), ov("p.v2", "2.0.0", replaces("p.v1"))}, "p.v2"},
+		{"failed intermediate and its replacement", []operatorsv1alpha1.OperatorVersion{ov("p.v1", "1.0.0"), ov("p.v2", "2.0.0", replaces("p.v1")), ov("p.v3", "3.0.0", replaces("p.v2"))}, "p.v3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if h := Installed(tc.all); h != nil {
+				got = h.Name
+			}
+			if got != tc.want {
+				t.Fatalf("Installed = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
