@@ -163,8 +163,12 @@ func (r *Reconciler) resync() time.Duration {
 	if r.Resync > 0 {
 		return r.Resync
 	}
-	return 30 * time.Second
+	return DefaultResync
 }
+
+// DefaultResync is how often a directory source is read again when Resync is not set: the directory is polled,
+// by digest.
+const DefaultResync = 30 * time.Second
 
 func (r *Reconciler) writeStatus(ctx context.Context, cs *operatorsv1alpha1.CatalogSource, st operatorsv1alpha1.CatalogSourceStatus) error {
 	orig := cs.DeepCopy()
