@@ -96,7 +96,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	report(&st, at, installed, res, err == nil)
-	return ctrl.Result{}, r.writeStatus(ctx, at, st)
+	if werr := r.writeStatus(ctx, at, st); werr != nil {
+		return ctrl.Result{}, werr
+	}
+	if errors.Is(err, catalog.ErrInvalidRequest) {
+		// The spec cannot be resolved until it changes; status.conditions say why.
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("AppType %s: %w", klog.KObj(at), err))
+	}
+	return ctrl.Result{}, nil // other resolution problems clear when a catalog changes, which re-triggers the loop
 }
 
 // report fills installed version, available upgrade and readiness.
