@@ -205,11 +205,7 @@ func (r *Reconciler) forVersion(ctx context.Context, obj client.Object) []reconc
 // forCatalog maps a catalog change to the AppTypes that may resolve from it: its namespace's, or all when it is
 // in ALM's namespace.
 func (r *Reconciler) forCatalog(ctx context.Context, obj client.Object) []reconcile.Request {
-	ns := obj.GetNamespace()
-	if ns == r.Namespace {
-		ns = ""
-	}
-	return r.appTypes(ctx, ns, "")
+	return r.appTypes(ctx, registry.Serves(obj.GetNamespace(), r.Namespace), "")
 }
 
 func (r *Reconciler) appTypes(ctx context.Context, namespace, pkg string) []reconcile.Request {

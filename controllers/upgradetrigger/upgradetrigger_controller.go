@@ -36,15 +36,8 @@ type Reconciler struct {
 
 // Reconcile looks for a successor of one installed OperatorVersion.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ov := &operatorsv1alpha1.OperatorVersion{}
-	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !ov.DeletionTimestamp.IsZero() || ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
-		return ctrl.Result{}, nil
-	}
-	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
-	if err != nil {
+	ov, all, err := versions.GetActive(ctx, r, req.NamespacedName)
+	if ov == nil {
 		return ctrl.Result{}, err
 	}
 	if installed := versions.Installed(all); installed == nil || installed.Name != ov.Name {
@@ -123,11 +116,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return r.versions(ctx, obj.GetNamespace(), obj.(*operatorsv1alpha1.AppType).Spec.Package)
 		})).
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-			ns := obj.GetNamespace()
-			if ns == r.Namespace {
-				ns = ""
-			}
-			return r.versions(ctx, ns, "")
+			return r.versions(ctx, registry.Serves(obj.GetNamespace(), r.Namespace), "")
 		})).
 		Complete(r)
 }

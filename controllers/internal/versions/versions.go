@@ -100,6 +100,24 @@ func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType,
 	return nil
 }
 
+// GetActive reads the OperatorVersion key and the versions of its package in its namespace (all, itself included),
+// from the cache. It returns nil, and no error, when the OperatorVersion is gone, being deleted or Replacing: no
+// lifecycle decision concerns it any more.
+func GetActive(ctx context.Context, c client.Reader, key client.ObjectKey) (*operatorsv1alpha1.OperatorVersion, []operatorsv1alpha1.OperatorVersion, error) {
+	ov := &operatorsv1alpha1.OperatorVersion{}
+	if err := c.Get(ctx, key, ov); err != nil {
+		return nil, nil, client.IgnoreNotFound(err)
+	}
+	if !ov.DeletionTimestamp.IsZero() || ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
+		return nil, nil, nil
+	}
+	all, err := OfPackage(ctx, c, ov.Namespace, ov.Spec.PackageName)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ov, all, nil
+}
+
 // OfPackage lists the OperatorVersions of a package in a namespace, from the cache.
 func OfPackage(ctx context.Context, c client.Reader, namespace, pkg string) ([]operatorsv1alpha1.OperatorVersion, error) {
 	list := &operatorsv1alpha1.OperatorVersionList{}
