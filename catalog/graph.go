@@ -45,10 +45,10 @@ func (ix *Index) WriteMermaid(w io.Writer, pkg string) error {
 						fmt.Fprintf(&sb, "    %s -. skips .-> %s\n", from, to)
 					}
 				}
-				if e.skipRange != nil {
+				if up := e.upgrade(); up.SkipRange != nil {
 					for j := len(ch.Entries) - 1; j >= 0; j-- {
 						o := ch.Entries[j]
-						if o != e && o.Bundle.Version.LT(e.Bundle.Version) && e.skipRange(o.Bundle.Version) {
+						if up.EdgeFrom("", o.Bundle.Version) == EdgeSkipRange {
 							fmt.Fprintf(&sb, "    %s ==>|\"skipRange %s\"| %s\n", id[o.Bundle.Name], e.SkipRange, to)
 						}
 					}

@@ -99,41 +99,11 @@ func (c *Channel) Head() *Entry {
 	return c.Entries[0]
 }
 
-// UpgradesFrom reports whether e may be installed over the bundle name at version v: e replaces it, skips it, or
-// its skipRange includes v. e must be newer than v.
+// UpgradesFrom reports whether e may be installed over the bundle name at version v by the upgrade rule
+// (Upgrade.EdgeFrom): e is newer than v and replaces it, skips it, or its skipRange includes v.
 func (e *Entry) UpgradesFrom(name string, v semver.Version) bool {
-	if !e.Bundle.Version.GT(v) {
-		return false
-	}
-	return e.edgeFrom(name, v) != ""
+	return e.upgrade().EdgeFrom(name, v) != ""
 }
-
-// edgeFrom returns the kind of edge from (name, v) to e: "replaces", "skips", "skipRange", or "".
-func (e *Entry) edgeFrom(name string, v semver.Version) EdgeKind {
-	if name != "" && e.Replaces == name {
-		return EdgeReplaces
-	}
-	if name != "" {
-		for _, s := range e.Skips {
-			if s == name {
-				return EdgeSkips
-			}
-		}
-	}
-	if e.skipRange != nil && e.skipRange(v) {
-		return EdgeSkipRange
-	}
-	return ""
-}
-
-// EdgeKind is how one entry upgrades from another.
-type EdgeKind string
-
-const (
-	EdgeReplaces  EdgeKind = "replaces"
-	EdgeSkips     EdgeKind = "skips"
-	EdgeSkipRange EdgeKind = "skipRange"
-)
 
 // NewIndex indexes catalogs. It never fails: bad bundles, documents and graph edges become Problems (Problems()),
 // errors exclude only the bundles they are about, and everything else is indexed.
@@ -349,10 +319,7 @@ func (ix *Index) UpgradesFrom(pkg string, v semver.Version, name string) []Edge 
 	for _, p := range ix.packages[pkg] {
 		for _, ch := range p.Channels {
 			for _, e := range ch.Entries {
-				if !e.Bundle.Version.GT(v) {
-					continue
-				}
-				if k := e.edgeFrom(name, v); k != "" {
+				if k := e.upgrade().EdgeFrom(name, v); k != "" {
 					out = append(out, Edge{Catalog: p.Catalog, Channel: ch.Name, Entry: e, Kind: k})
 				}
 			}

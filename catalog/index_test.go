@@ -4,8 +4,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/blang/semver/v4"
 )
 
 func TestReplacesCycle(t *testing.T) {
@@ -118,27 +116,6 @@ func TestGraphRules(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestEntryUpgradesFrom(t *testing.T) {
-	r, _ := semver.ParseRange(">=1.0.0 <1.5.0")
-	e := &Entry{Bundle: &Bundle{Name: "p.v1.5.0", Version: semver.MustParse("1.5.0")}, Replaces: "p.v1.4.0", Skips: []string{"p.v1.3.0"}, SkipRange: ">=1.0.0 <1.5.0", skipRange: r}
-	tests := []struct {
-		name, version string
-		want          bool
-	}{
-		{"p.v1.4.0", "1.4.0", true},
-		{"p.v1.3.0", "1.3.0", true},
-		{"", "1.0.7", true},
-		{"other", "0.9.0", false},
-		{"p.v1.4.0", "1.6.0", false}, // never to an older version
-		{"p.v1.5.0", "1.5.0", false},
-	}
-	for _, tt := range tests {
-		if got := e.UpgradesFrom(tt.name, semver.MustParse(tt.version)); got != tt.want {
-			t.Errorf("UpgradesFrom(%s, %s) = %v, want %v", tt.name, tt.version, got, tt.want)
-		}
 	}
 }
 

@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -87,105 +88,37 @@ var (
 // channel, invalid range or version); "nothing fits" is a Result with Chosen == nil.
 func (ix *Index) Resolve(req Request) (Result, error) {
 	res := Result{Request: req}
-	var rng semver.Range
-	if req.Range != "" {
-		r, err := semver.ParseRange(req.Range)
-		if err != nil {
-			return res, fmt.Errorf("%w: range %q: %w", ErrInvalidRequest, req.Range, err)
-		}
-		rng = r
-	}
-	var from semver.Version
-	if req.From != "" {
-		v, err := semver.ParseTolerant(req.From)
-		if err != nil {
-			return res, fmt.Errorf("%w: installed version %q: %w", ErrInvalidRequest, req.From, err)
-		}
-		from = v
+	q, err := parseRequest(req)
+	if err != nil {
+		return res, err
 	}
 	all := ix.packages[req.Package]
-	selected := func(catalog string) bool {
-		if len(req.Catalogs) == 0 {
-			return true
-		}
-		for _, c := range req.Catalogs {
-			if c == catalog {
-				return true
-			}
-		}
-		return false
-	}
 	var pkgs []*Package
 	for _, p := range all {
-		if selected(p.Catalog) {
+		if q.selected(p.Catalog) {
 			pkgs = append(pkgs, p)
 		}
 	}
 	if len(pkgs) == 0 {
 		return res, fmt.Errorf("%w: %q", ErrPackageNotFound, req.Package)
 	}
-	res.Channel = req.Channel
-	if res.Channel == "" {
-		for _, p := range pkgs {
-			if p.DefaultChannel != "" {
-				res.Channel = p.DefaultChannel
-				break
-			}
-		}
-		if res.Channel == "" && hasChannels(pkgs) {
-			return res, fmt.Errorf("%w: package %q has no default channel; name one", ErrChannelNotFound, req.Package)
-		}
-	}
-	var channels []*Channel // per selected package, nil when it lacks the channel
-	found := false
-	for _, p := range pkgs {
-		ch := p.Channel(res.Channel)
-		channels = append(channels, ch)
-		found = found || ch != nil
-	}
-	if !found && hasChannels(pkgs) {
-		return res, fmt.Errorf("%w: package %q has no channel %q", ErrChannelNotFound, req.Package, res.Channel)
+	channels, err := q.selectChannel(pkgs)
+	res.Channel = q.channel
+	if err != nil {
+		return res, err
 	}
 
 	// Installed bundle name and the successors reachable from it.
-	q := query{req: req, channel: res.Channel, rng: rng, from: from}
 	if req.From != "" {
 		fromName := req.FromName
 		if fromName == "" {
-			if b := ix.BundleVersion(req.Package, from); b != nil {
+			if b := ix.BundleVersion(req.Package, q.from); b != nil {
 				fromName = b.Name
 			}
 		}
-		q.reach = reachable(channels, fromName, from)
+		q.reach = reachable(channels, fromName, q.from)
 	}
-
-	// Candidates: every bundle of the package in every catalog, with the first filter that rejects it.
-	n := 0
-	for _, p := range all {
-		n += len(p.Bundles) + len(p.Rejected)
-	}
-	res.Candidates = make([]Candidate, 0, n)
-	for _, p := range all {
-		var ch *Channel
-		for i, sp := range pkgs {
-			if sp == p {
-				ch = channels[i]
-			}
-		}
-		for _, b := range p.Bundles {
-			c := Candidate{Name: b.Name, Version: b.Version, Catalog: p.Catalog, Bundle: b}
-			if ch != nil {
-				c.Entry = ch.Entry(b.Name)
-			}
-			c.Reason, c.Detail = q.filter(p, b, c.Entry, selected(p.Catalog))
-			res.Candidates = append(res.Candidates, c)
-		}
-		for _, r := range p.Rejected {
-			res.Candidates = append(res.Candidates, Candidate{Name: r.Bundle, Catalog: p.Catalog, Reason: ReasonRejected,
-				Detail: r.Rule + ": " + r.Detail})
-		}
-	}
-
+	res.Candidates = q.candidates(all, pkgs, channels)
 	best := pick(res.Candidates)
 	if best < 0 {
 		return res, nil
@@ -200,6 +133,90 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 		res.Path = q.reach.path(chosen.Name, req.From)
 	}
 	return res, nil
+}
+
+// parseRequest parses the request's range and installed version.
+func parseRequest(req Request) (query, error) {
+	q := query{req: req}
+	if req.Range != "" {
+		r, err := semver.ParseRange(req.Range)
+		if err != nil {
+			return q, fmt.Errorf("%w: range %q: %w", ErrInvalidRequest, req.Range, err)
+		}
+		q.rng = r
+	}
+	if req.From != "" {
+		v, err := semver.ParseTolerant(req.From)
+		if err != nil {
+			return q, fmt.Errorf("%w: installed version %q: %w", ErrInvalidRequest, req.From, err)
+		}
+		q.from = v
+	}
+	return q, nil
+}
+
+// selected says whether the request may resolve from the catalog.
+func (q query) selected(catalog string) bool {
+	return len(q.req.Catalogs) == 0 || slices.Contains(q.req.Catalogs, catalog)
+}
+
+// selectChannel sets the channel to resolve in (the request's, else the first default channel of the selected
+// packages) and returns it per selected package, nil where a package lacks it.
+func (q *query) selectChannel(pkgs []*Package) ([]*Channel, error) {
+	q.channel = q.req.Channel
+	if q.channel == "" {
+		for _, p := range pkgs {
+			if p.DefaultChannel != "" {
+				q.channel = p.DefaultChannel
+				break
+			}
+		}
+		if q.channel == "" && hasChannels(pkgs) {
+			return nil, fmt.Errorf("%w: package %q has no default channel; name one", ErrChannelNotFound, q.req.Package)
+		}
+	}
+	var channels []*Channel
+	found := false
+	for _, p := range pkgs {
+		ch := p.Channel(q.channel)
+		channels = append(channels, ch)
+		found = found || ch != nil
+	}
+	if !found && hasChannels(pkgs) {
+		return nil, fmt.Errorf("%w: package %q has no channel %q", ErrChannelNotFound, q.req.Package, q.channel)
+	}
+	return channels, nil
+}
+
+// candidates are every bundle of the package in every catalog, with the first filter that rejects it, and the
+// rejected bundles; pkgs are the selected packages and channels their channels.
+func (q query) candidates(all, pkgs []*Package, channels []*Channel) []Candidate {
+	n := 0
+	for _, p := range all {
+		n += len(p.Bundles) + len(p.Rejected)
+	}
+	out := make([]Candidate, 0, n)
+	for _, p := range all {
+		var ch *Channel
+		for i, sp := range pkgs {
+			if sp == p {
+				ch = channels[i]
+			}
+		}
+		for _, b := range p.Bundles {
+			c := Candidate{Name: b.Name, Version: b.Version, Catalog: p.Catalog, Bundle: b}
+			if ch != nil {
+				c.Entry = ch.Entry(b.Name)
+			}
+			c.Reason, c.Detail = q.filter(p, b, c.Entry, q.selected(p.Catalog))
+			out = append(out, c)
+		}
+		for _, r := range p.Rejected {
+			out = append(out, Candidate{Name: r.Bundle, Catalog: p.Catalog, Reason: ReasonRejected,
+				Detail: r.Rule + ": " + r.Detail})
+		}
+	}
+	return out
 }
 
 // query is a parsed Request.
@@ -311,7 +328,7 @@ func reachable(channels []*Channel, fromName string, from semver.Version) reacha
 	for head := 0; head < len(r.nodes); head++ {
 		x := r.nodes[head]
 		for i, e := range entries {
-			if done[i] || !e.Bundle.Version.GT(x.v) || e.edgeFrom(x.name, x.v) == "" {
+			if done[i] || e.upgrade().EdgeFrom(x.name, x.v) == "" {
 				continue
 			}
 			done[i] = true

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -25,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/catalogsource"
 	"github.com/almproject/alm/controllers/install"
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/registry"
@@ -55,8 +55,51 @@ type options struct {
 }
 
 func run(args []string) error {
+	o, zapOpts, err := parseFlags(args)
+	if err != nil || o == nil {
+		return err // nil with nil options: --help
+	}
+	selected, err := loops.Select(o.loops)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
+	log := ctrl.Log.WithName("alm")
+	mgr, err := newManager(o)
+	if err != nil {
+		return err
+	}
+	for _, l := range selected {
+		if err := l.Setup(mgr, o.loopOptions); err != nil {
+			return fmt.Errorf("setting up loop %s: %w", l.Name, err)
+		}
+		log.Info("Loop enabled", "loop", l.Name, "group", l.Group)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("Starting manager", "loops", loops.Names(selected))
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+const usage = `alm runs ALM, the App Lifecycle Manager: it installs operators from catalogs of OLM registry+v1 bundles
+when an AppType asks for them, and upgrades them when a catalog publishes a version whose replaces names an
+installed one.
+
+It uses the cluster in --kubeconfig, else $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config.
+
+Usage: alm [flags]
+
+Flags:
+`
+
+// parseFlags parses the command line. It returns nil options (and no error) when --help printed the usage.
+func parseFlags(args []string) (*options, *zap.Options, error) {
 	fs := flag.NewFlagSet("alm", flag.ContinueOnError)
-	var o options
+	o := &options{}
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080",
 		"Address the Prometheus metrics endpoint (/metrics) listens on; \"0\" disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
@@ -72,24 +115,15 @@ func run(args []string) error {
 		"How long an OperatorVersion may wait for its required CRDs and for its Deployments to become available before it is marked Failed.")
 	fs.StringVar(&o.loopOptions.Namespace, "namespace", "",
 		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: $POD_NAMESPACE, else the namespace ALM runs in (in-cluster), else alm-system.")
-	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", 30*time.Second,
+	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", catalogsource.DefaultResync,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
 	fs.Float64Var(&o.qps, "kube-api-qps", 100,
 		"Requests per second ALM may make to the API server (client-side limit). Installing reads each object it applies.")
 	fs.IntVar(&o.burst, "kube-api-burst", 200, "Burst allowed above --kube-api-qps.")
-	zapOpts := zap.Options{}
+	zapOpts := &zap.Options{}
 	zapOpts.BindFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `alm runs ALM, the App Lifecycle Manager: it installs operators from catalogs of OLM registry+v1 bundles
-when an AppType asks for them, and upgrades them when a catalog publishes a version whose replaces names an
-installed one.
-
-It uses the cluster in --kubeconfig, else $KUBECONFIG, else the in-cluster configuration, else ~/.kube/config.
-
-Usage: alm [flags]
-
-Flags:
-`)
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	// controller-runtime registers --kubeconfig on the global flag set; expose it here as well.
@@ -102,24 +136,23 @@ Flags:
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(os.Stdout)
 			fs.Usage()
-			return nil
+			return nil, nil, nil
 		}
-		return fmt.Errorf("%w (see --help)", err)
+		return nil, nil, fmt.Errorf("%w (see --help)", err)
 	}
-	selected, err := loops.Select(o.loops)
-	if err != nil {
-		return err
-	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
-	log := ctrl.Log.WithName("alm")
+	return o, zapOpts, nil
+}
 
+// newManager creates the manager for the cluster in the kubeconfig, filling in the defaults of o that depend on
+// where ALM runs.
+func newManager(o *options) (ctrl.Manager, error) {
 	scheme, err := newScheme()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
-		return fmt.Errorf("no cluster to talk to: %w (pass --kubeconfig or set KUBECONFIG)", err)
+		return nil, fmt.Errorf("no cluster to talk to: %w (pass --kubeconfig or set KUBECONFIG)", err)
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	if o.loopOptions.Namespace == "" {
@@ -148,22 +181,9 @@ Flags:
 		}},
 	})
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	for _, l := range selected {
-		if err := l.Setup(mgr, o.loopOptions); err != nil {
-			return fmt.Errorf("setting up loop %s: %w", l.Name, err)
-		}
-		log.Info("Loop enabled", "loop", l.Name, "group", l.Group)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
-	}
-	log.Info("Starting manager", "loops", loops.Names(selected))
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr, nil
 }
 
 // newScheme registers the kinds ALM reads and writes.
@@ -181,7 +201,6 @@ func newScheme() (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
-// defaultNamespace is the namespace ALM runs in when in a cluster, else fallback.
 // defaultNamespace is the namespace ALM runs in: $POD_NAMESPACE (set from the downward API by config/manager), else
 // the in-cluster ServiceAccount's, else fallback.
 func defaultNamespace(fallback string) string {

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -35,80 +38,21 @@ func newPublishCommand() *cobra.Command {
 			if b == nil {
 				return &exitError{code: 1, msg: "the bundle is not valid; nothing published"}
 			}
-			rules := clientcmd.NewDefaultClientConfigLoadingRules()
-			rules.ExplicitPath = kubeconfig
-			cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-			if namespace == "" {
-				ns, _, err := cc.Namespace()
-				if err != nil {
-					return &exitError{code: 1, msg: err.Error()}
-				}
-				namespace = ns
-			}
-			cfg, err := cc.ClientConfig()
+			cms, ns, err := configMaps(kubeconfig, namespace)
 			if err != nil {
-				return &exitError{code: 1, msg: err.Error()}
+				return failed(err)
 			}
-			cs, err := kubernetes.NewForConfig(cfg)
+			cm, err := catalog.BundleConfigMap(b, dir, catalogName, ns)
 			if err != nil {
-				return &exitError{code: 1, msg: err.Error()}
-			}
-			cm, err := catalog.BundleConfigMap(b, dir, catalogName, namespace)
-			if err != nil {
-				return &exitError{code: 1, msg: err.Error()}
+				return failed(err)
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 			defer cancel()
-			cms := cs.CoreV1().ConfigMaps(namespace)
-
-			// The same version of the package published under another bundle name is a different content too.
-			list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: almv1alpha1.LabelCatalog + "=" + catalogName})
-			if err != nil {
-				return &exitError{code: 1, msg: err.Error()}
+			p := &publisher{out: cmd.OutOrStdout(), cms: cms, catalog: catalogName, namespace: ns, force: force, bundle: b, cm: cm}
+			if err := p.replaceSameVersion(ctx); err != nil {
+				return err
 			}
-			for _, other := range list.Items {
-				if other.Name == cm.Name || other.Annotations[catalog.AnnotationPackage] != b.Package ||
-					other.Annotations[catalog.AnnotationVersion] != b.Version.String() {
-					continue
-				}
-				if !force {
-					return &exitError{code: 1, msg: fmt.Sprintf("version %s of %s is already published in catalog %s as configmap/%s (bundle %s); "+
-						"publish a new version, or use --force to replace it", b.Version, b.Package, catalogName, other.Name, other.Annotations[catalog.AnnotationBundle])}
-				}
-				if err := cms.Delete(ctx, other.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-					return &exitError{code: 1, msg: err.Error()}
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "removed configmap/%s (bundle %s, same version, --force)\n", other.Name, other.Annotations[catalog.AnnotationBundle])
-			}
-
-			existing, err := cms.Get(ctx, cm.Name, metav1.GetOptions{})
-			switch {
-			case apierrors.IsNotFound(err):
-				if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-					return &exitError{code: 1, msg: err.Error()}
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "published %s (%s %s) to catalog %s as configmap/%s in namespace %s\n",
-					b.Name, b.Package, b.Version, catalogName, cm.Name, namespace)
-				return nil
-			case err != nil:
-				return &exitError{code: 1, msg: err.Error()}
-			}
-			if existing.Annotations[catalog.AnnotationDigest] == cm.Annotations[catalog.AnnotationDigest] &&
-				existing.Labels[almv1alpha1.LabelCatalog] == catalogName {
-				fmt.Fprintf(cmd.OutOrStdout(), "unchanged: %s is already published to catalog %s as configmap/%s\n", b.Name, catalogName, cm.Name)
-				return nil
-			}
-			if !force {
-				return &exitError{code: 1, msg: fmt.Sprintf("configmap/%s in namespace %s already holds %s with different content; "+
-					"publish a new version, or use --force to overwrite", cm.Name, namespace, b.Name)}
-			}
-			existing.Labels, existing.Annotations = cm.Labels, cm.Annotations
-			existing.Data, existing.BinaryData = nil, cm.BinaryData
-			if _, err := cms.Update(ctx, existing, metav1.UpdateOptions{}); err != nil {
-				return &exitError{code: 1, msg: err.Error()}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "overwrote %s in catalog %s (configmap/%s, --force)\n", b.Name, catalogName, cm.Name)
-			return nil
+			return p.store(ctx)
 		},
 	}
 	cmd.Flags().StringVar(&catalogName, "catalog", "", "catalog name: the ConfigMap label operators.alm.dev/catalog (required)")
@@ -117,4 +61,102 @@ func newPublishCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite a published bundle whose content differs")
 	_ = cmd.MarkFlagRequired("catalog")
 	return cmd
+}
+
+// configMaps is the ConfigMap client of the namespace (default: the kubeconfig context's) in the cluster of the
+// kubeconfig (default: $KUBECONFIG or ~/.kube/config), and the namespace.
+func configMaps(kubeconfig, namespace string) (typedcorev1.ConfigMapInterface, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	if namespace == "" {
+		ns, _, err := cc.Namespace()
+		if err != nil {
+			return nil, "", err
+		}
+		namespace = ns
+	}
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	return cs.CoreV1().ConfigMaps(namespace), namespace, nil
+}
+
+// publisher stores one bundle's ConfigMap in a catalog.
+type publisher struct {
+	out                io.Writer
+	cms                typedcorev1.ConfigMapInterface
+	catalog, namespace string
+	force              bool
+	bundle             *catalog.Bundle
+	cm                 *corev1.ConfigMap
+}
+
+// replaceSameVersion refuses (or with --force removes) the same version of the package published under another
+// bundle name: that is a different content too.
+func (p *publisher) replaceSameVersion(ctx context.Context) error {
+	b := p.bundle
+	list, err := p.cms.List(ctx, metav1.ListOptions{LabelSelector: almv1alpha1.LabelCatalog + "=" + p.catalog})
+	if err != nil {
+		return failed(err)
+	}
+	for _, other := range list.Items {
+		if other.Name == p.cm.Name || other.Annotations[catalog.AnnotationPackage] != b.Package ||
+			other.Annotations[catalog.AnnotationVersion] != b.Version.String() {
+			continue
+		}
+		if !p.force {
+			return &exitError{code: 1, msg: fmt.Sprintf("version %s of %s is already published in catalog %s as configmap/%s (bundle %s); "+
+				"publish a new version, or use --force to replace it", b.Version, b.Package, p.catalog, other.Name, other.Annotations[catalog.AnnotationBundle])}
+		}
+		if err := p.cms.Delete(ctx, other.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return failed(err)
+		}
+		fmt.Fprintf(p.out, "removed configmap/%s (bundle %s, same version, --force)\n", other.Name, other.Annotations[catalog.AnnotationBundle])
+	}
+	return nil
+}
+
+// store creates the bundle's ConfigMap, leaves an identical one as it is, and overwrites a different one only with
+// --force.
+func (p *publisher) store(ctx context.Context) error {
+	b, cm := p.bundle, p.cm
+	existing, err := p.cms.Get(ctx, cm.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := p.cms.Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			return failed(err)
+		}
+		fmt.Fprintf(p.out, "published %s (%s %s) to catalog %s as configmap/%s in namespace %s\n",
+			b.Name, b.Package, b.Version, p.catalog, cm.Name, p.namespace)
+		return nil
+	case err != nil:
+		return failed(err)
+	}
+	if existing.Annotations[catalog.AnnotationDigest] == cm.Annotations[catalog.AnnotationDigest] &&
+		existing.Labels[almv1alpha1.LabelCatalog] == p.catalog {
+		fmt.Fprintf(p.out, "unchanged: %s is already published to catalog %s as configmap/%s\n", b.Name, p.catalog, cm.Name)
+		return nil
+	}
+	if !p.force {
+		return &exitError{code: 1, msg: fmt.Sprintf("configmap/%s in namespace %s already holds %s with different content; "+
+			"publish a new version, or use --force to overwrite", cm.Name, p.namespace, b.Name)}
+	}
+	existing.Labels, existing.Annotations = cm.Labels, cm.Annotations
+	existing.Data, existing.BinaryData = nil, cm.BinaryData
+	if _, err := p.cms.Update(ctx, existing, metav1.UpdateOptions{}); err != nil {
+		return failed(err)
+	}
+	fmt.Fprintf(p.out, "overwrote %s in catalog %s (configmap/%s, --force)\n", b.Name, p.catalog, cm.Name)
+	return nil
+}
+
+// failed is an error of the cluster or the kubeconfig: exit code 1 with its message.
+func failed(err error) error {
+	return &exitError{code: 1, msg: err.Error()}
 }

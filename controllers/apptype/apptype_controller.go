@@ -10,7 +10,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,13 +17,11 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog"
-	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
@@ -55,7 +52,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	installed := Head(all)
+	installed := versions.Installed(all)
 
 	request, err := r.Registry.Request(at, r.Namespace)
 	var res catalog.Result
@@ -84,14 +81,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	// First install: create the chosen version. Upgrades are the Catalog loop's.
+	// First install: create the chosen version. Upgrades are the upgradetrigger loop's (the seed's Catalog loop).
 	if installed == nil && err == nil && res.Chosen != nil {
 		ov, err := res.OperatorVersion(at.Namespace)
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("building OperatorVersion %s for %s: %w", res.Chosen.Name, klog.KObj(at), err)
 		}
 		ov.Spec.Source = registry.Reference(res.Chosen.Catalog)
-		if err := Create(ctx, r.Client, at, ov); err != nil {
+		if err := versions.Create(ctx, r.Client, at, ov); err != nil {
 			return ctrl.Result{}, err
 		}
 		r.Recorder.Eventf(at, ov, corev1.EventTypeNormal, "Installing", "Install", "Installing %s %s from %s", ov.Name, ov.Spec.Version, res.Chosen.Catalog)
@@ -99,7 +96,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	report(&st, at, installed, res, err == nil)
-	return ctrl.Result{}, r.writeStatus(ctx, at, st)
+	if werr := r.writeStatus(ctx, at, st); werr != nil {
+		return ctrl.Result{}, werr
+	}
+	if errors.Is(err, catalog.ErrInvalidRequest) {
+		// The spec cannot be resolved until it changes; status.conditions say why.
+		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("AppType %s: %w", klog.KObj(at), err))
+	}
+	return ctrl.Result{}, nil // other resolution problems clear when a catalog changes, which re-triggers the loop
 }
 
 // report fills installed version, available upgrade and readiness.
@@ -134,37 +138,6 @@ func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, 
 		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonInstalling,
 			fmt.Sprintf("%s is %s: %s", installed.Name, phase, installed.Status.Message))
 	}
-}
-
-// Head is the installed version of a package: the highest version that no other version replaces.
-func Head(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.OperatorVersion {
-	var head *operatorsv1alpha1.OperatorVersion
-	for i := range all {
-		ov := &all[i]
-		if len(versions.Successors(ov, all)) > 0 || !ov.DeletionTimestamp.IsZero() {
-			continue
-		}
-		if head == nil || ov.Spec.Version.GT(head.Spec.Version.Version) {
-			head = ov
-		}
-	}
-	return head
-}
-
-// Create creates ov for at: owned by the AppType (deleting the AppType uninstalls) and labelled with its package.
-// An OperatorVersion that already exists is left as it is.
-func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion) error {
-	if err := controllerutil.SetControllerReference(at, ov, c.Scheme()); err != nil {
-		return err
-	}
-	if ov.Labels == nil {
-		ov.Labels = map[string]string{}
-	}
-	ov.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(at.Spec.Package)
-	if err := c.Create(ctx, ov); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating OperatorVersion %s/%s for AppType %s: %w", ov.Namespace, ov.Name, at.Name, err)
-	}
-	return nil
 }
 
 // Candidates turns a resolution into the status form: the chosen bundle first, then the others with reasons.
@@ -232,11 +205,7 @@ func (r *Reconciler) forVersion(ctx context.Context, obj client.Object) []reconc
 // forCatalog maps a catalog change to the AppTypes that may resolve from it: its namespace's, or all when it is
 // in ALM's namespace.
 func (r *Reconciler) forCatalog(ctx context.Context, obj client.Object) []reconcile.Request {
-	ns := obj.GetNamespace()
-	if ns == r.Namespace {
-		ns = ""
-	}
-	return r.appTypes(ctx, ns, "")
+	return r.appTypes(ctx, registry.Serves(obj.GetNamespace(), r.Namespace), "")
 }
 
 func (r *Reconciler) appTypes(ctx context.Context, namespace, pkg string) []reconcile.Request {

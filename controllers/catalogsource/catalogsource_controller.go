@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -64,7 +66,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		// The source cannot be read: keep serving what was loaded before, and say why.
 		set(&st, cs, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonSourceError, err.Error())
-		return result, r.writeStatus(ctx, cs, st)
+		if werr := r.writeStatus(ctx, cs, st); werr != nil {
+			return reconcile.Result{}, werr
+		}
+		var invalid *invalidSpecError
+		switch {
+		case errors.As(err, &invalid):
+			return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("CatalogSource %s: %w", klog.KObj(cs), err))
+		case cs.Spec.Directory != nil:
+			return result, nil // polled: the directory is read again after the resync period
+		}
+		return reconcile.Result{}, fmt.Errorf("loading CatalogSource %s: %w", klog.KObj(cs), err)
 	}
 	old, known := r.Registry.Digest(req.NamespacedName)
 	index := r.Registry.Set(req.NamespacedName, int(cs.Spec.Priority), contents, digest)
@@ -106,7 +118,7 @@ func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSour
 	case cs.Spec.ConfigMap != nil:
 		selector, err := Selector(cs)
 		if err != nil {
-			return nil, "", fmt.Errorf("spec.configMap.selector: %w", err)
+			return nil, "", &invalidSpecError{fmt.Errorf("spec.configMap.selector: %w", err)}
 		}
 		list := &corev1.ConfigMapList{}
 		if err := r.List(ctx, list, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
@@ -119,8 +131,13 @@ func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSour
 		}
 		return catalog.LoadConfigMaps(list.Items), hex.EncodeToString(h.Sum(nil)), nil
 	}
-	return nil, "", fmt.Errorf("spec: neither configMap nor directory is set")
+	return nil, "", &invalidSpecError{errors.New("spec: neither configMap nor directory is set")}
 }
+
+// invalidSpecError: the CatalogSource's spec cannot be served until it is changed.
+type invalidSpecError struct{ error }
+
+func (e *invalidSpecError) Unwrap() error { return e.error }
 
 // Selector selects the ConfigMaps of a ConfigMap CatalogSource: the catalog label plus spec.configMap.selector.
 func Selector(cs *operatorsv1alpha1.CatalogSource) (labels.Selector, error) {
@@ -163,8 +180,12 @@ func (r *Reconciler) resync() time.Duration {
 	if r.Resync > 0 {
 		return r.Resync
 	}
-	return 30 * time.Second
+	return DefaultResync
 }
+
+// DefaultResync is how often a directory source is read again when Resync is not set: the directory is polled,
+// by digest.
+const DefaultResync = 30 * time.Second
 
 func (r *Reconciler) writeStatus(ctx context.Context, cs *operatorsv1alpha1.CatalogSource, st operatorsv1alpha1.CatalogSourceStatus) error {
 	orig := cs.DeepCopy()

@@ -31,15 +31,8 @@ func New(mgr ctrl.Manager, timeout time.Duration) *Reconciler {
 
 // Reconcile installs one OperatorVersion by one phase.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ov := &operatorsv1alpha1.OperatorVersion{}
-	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !ov.DeletionTimestamp.IsZero() || ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
-		return ctrl.Result{}, nil
-	}
-	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
-	if err != nil {
+	ov, all, err := versions.GetActive(ctx, r, req.NamespacedName)
+	if ov == nil {
 		return ctrl.Result{}, err
 	}
 	if len(versions.Successors(ov, all)) > 0 || len(versions.Predecessors(ov, all)) > 0 {
@@ -49,7 +42,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: res.RequeueAfter}, installer.WriteStatus(ctx, r, ov, res.Status)
+	if err := installer.WriteStatus(ctx, r, ov, res.Status); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, res.Terminal
 }
 
 // SetupWithManager registers the loop.

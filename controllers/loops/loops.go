@@ -12,7 +12,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/almproject/alm/controllers/apptype"
-	"github.com/almproject/alm/controllers/catalog"
 	"github.com/almproject/alm/controllers/catalogsource"
 	"github.com/almproject/alm/controllers/crd"
 	"github.com/almproject/alm/controllers/gc"
@@ -21,6 +20,7 @@ import (
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/controllers/requirements"
 	"github.com/almproject/alm/controllers/upgrade"
+	"github.com/almproject/alm/controllers/upgradetrigger"
 )
 
 // Loop groups: the catalog loops decide what should be installed; the lifecycle loops install, upgrade and collect.
@@ -66,8 +66,8 @@ var All = []Loop{
 	{Name: "crd", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&crd.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("crd")}).SetupWithManager(mgr)
 	}},
-	{Name: "catalog", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&catalog.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("catalog"), Namespace: o.Namespace}).SetupWithManager(mgr)
+	{Name: upgradetrigger.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
+		return (&upgradetrigger.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(upgradetrigger.Name), Namespace: o.Namespace}).SetupWithManager(mgr)
 	}},
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		return install.New(mgr, o.InstallTimeout).SetupWithManager(mgr)

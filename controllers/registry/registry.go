@@ -34,6 +34,15 @@ func New() *Registry {
 // Name is how a CatalogSource is named in the index and in resolution results: namespace/name.
 func Name(key types.NamespacedName) string { return key.String() }
 
+// Serves is the namespace whose objects a CatalogSource in namespace may serve: that namespace, or every namespace
+// ("") when it is ALM's own namespace. Loops map a catalog change to the objects it may concern with it.
+func Serves(namespace, almNamespace string) string {
+	if namespace == almNamespace {
+		return ""
+	}
+	return namespace
+}
+
 // Reference turns a catalog name from the index back into the CatalogSource it names.
 func Reference(name string) *operatorsv1alpha1.CatalogReference {
 	ns, n, ok := strings.Cut(name, "/")

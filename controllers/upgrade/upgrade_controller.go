@@ -41,15 +41,8 @@ func New(mgr ctrl.Manager, timeout time.Duration) *Reconciler {
 
 // Reconcile advances one replacing OperatorVersion.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ov := &operatorsv1alpha1.OperatorVersion{}
-	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !ov.DeletionTimestamp.IsZero() || ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
-		return ctrl.Result{}, nil
-	}
-	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
-	if err != nil {
+	ov, all, err := versions.GetActive(ctx, r, req.NamespacedName)
+	if ov == nil {
 		return ctrl.Result{}, err
 	}
 	olds := versions.Chain(ov, all)
@@ -68,7 +61,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}
 	}
-	return ctrl.Result{RequeueAfter: res.RequeueAfter}, installer.WriteStatus(ctx, r, ov, res.Status)
+	if err := installer.WriteStatus(ctx, r, ov, res.Status); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, res.Terminal
 }
 
 // adopt hands everything old owns to ov (or removes it when ov does not declare it) and marks old Replacing.

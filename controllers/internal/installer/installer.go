@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -18,9 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 )
@@ -60,120 +61,90 @@ type Result struct {
 	Plan *Plan
 	// RequeueAfter asks to look again even if nothing changes.
 	RequeueAfter time.Duration
-}
-
-// terminal reasons: retrying cannot help, a newer version has to fix the bundle.
-var terminal = map[string]bool{
-	operatorsv1alpha1.ReasonInvalidStrategy: true,
-	operatorsv1alpha1.ReasonCRDUnsafe:       true,
-	ReasonConflict:                          true,
+	// Terminal is a reconcile.TerminalError when this step failed the version for a reason retrying cannot fix
+	// (the status says why); the loop returns it after writing the status.
+	Terminal error
 }
 
 // ReasonConflict: an object the version needs belongs to someone else.
 const ReasonConflict = "ObjectConflict"
 
-// Step advances ov by at most one phase and returns the status to write. It never writes ov's status itself.
+// Step advances ov by at most one phase and returns the status to write. It never writes ov's status itself. It
+// reads (the plan, the required CRDs), lets decide choose, applies the plan when decide asks, reads the
+// Deployments and lets decide choose again.
 func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) (Result, error) {
 	st := *ov.Status.DeepCopy()
 	st.ObservedGeneration = ov.Generation
 	res := Result{}
 	if st.Phase == operatorsv1alpha1.PhaseFailed && terminal[st.Reason] {
-		res.Status = st
+		res.Status = st // nothing to read: a newer version has to fix the bundle
 		return res, nil
 	}
-
+	now := in.now()
+	f := facts{status: &st, now: now, age: now.Sub(ov.CreationTimestamp.Time), timeout: in.timeout()}
 	plan, err := NewPlan(ov, in.scope)
 	var invalid *InvalidError
-	if errors.As(err, &invalid) {
-		in.fail(ov, &st, operatorsv1alpha1.ReasonInvalidStrategy, invalid.Msg)
-		res.Status = st
-		return res, nil
-	}
-	if err != nil {
+	switch {
+	case errors.As(err, &invalid):
+		f.invalid = invalid.Msg
+	case err != nil:
 		return res, err
-	}
-	res.Plan = plan
-
-	// Requirements: every required CRD exists and is Established.
-	reqs, missing, err := in.requirements(ctx, ov)
-	if err != nil {
-		return res, err
-	}
-	st.RequirementStatus = reqs
-	if len(missing) > 0 {
-		msg := "waiting for required CRDs: " + strings.Join(missing, ", ")
-		setCondition(&st, ov, operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionFalse, operatorsv1alpha1.ReasonRequirementMissing, msg)
-		if in.now().Sub(ov.CreationTimestamp.Time) > in.timeout() {
-			in.fail(ov, &st, operatorsv1alpha1.ReasonRequirementMissing, msg)
-		} else {
-			in.setPhase(ov, &st, operatorsv1alpha1.PhasePending, operatorsv1alpha1.ReasonRequirementMissing, msg)
+	default:
+		res.Plan = plan
+		if st.RequirementStatus, f.missing, err = in.requirements(ctx, ov); err != nil {
+			return res, err
 		}
-		res.Status, res.RequeueAfter = st, 30*time.Second
-		return res, nil
 	}
-	setCondition(&st, ov, operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionTrue, operatorsv1alpha1.ReasonRequirementsMet, "every required CRD is established")
-	if st.Phase == "" || st.Phase == operatorsv1alpha1.PhasePending {
-		in.setPhase(ov, &st, operatorsv1alpha1.PhaseInstallReady, operatorsv1alpha1.ReasonRequirementsMet, "requirements met; installing")
-		res.Status = st
-		return res, nil
+	v := decide(f)
+	if v.apply {
+		if f.applied, err = in.apply(ctx, ov, plan, &st); err != nil {
+			return res, err
+		}
+		v = decide(f)
 	}
+	in.record(ov, &st, v)
+	res.Status, res.RequeueAfter = st, v.requeueAfter
+	if v.terminal() {
+		res.Terminal = reconcile.TerminalError(fmt.Errorf("OperatorVersion %s: %s: %s", klog.KObj(ov), v.reason, truncate(v.message)))
+	}
+	return res, nil
+}
 
-	// Install: owned CRDs first (only when the update is safe), then everything else.
+// apply installs the plan (owned CRDs first, only when their update is safe, then everything else), records what
+// ov owns in st, and reads the Deployments' rollout. Conflicts and unsafe CRD updates are facts for decide.
+func (in *Installer) apply(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, st *operatorsv1alpha1.OperatorVersionStatus) (*applied, error) {
 	if err := in.ensureFinalizer(ctx, ov); err != nil {
-		return res, err
+		return nil, err
 	}
 	owned, err := in.applyAll(ctx, ov, plan)
 	var conflict *ConflictError
 	var unsafe *unsafeCRDError
 	switch {
 	case errors.As(err, &conflict):
-		in.fail(ov, &st, ReasonConflict, conflict.Msg)
-		res.Status = st
-		return res, nil
+		return &applied{conflict: conflict.Msg}, nil
 	case errors.As(err, &unsafe):
-		setCondition(&st, ov, operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionFalse, operatorsv1alpha1.ReasonCRDUnsafe, unsafe.Error())
-		in.fail(ov, &st, operatorsv1alpha1.ReasonCRDUnsafe, unsafe.Error())
-		res.Status = st
-		return res, nil
+		return &applied{unsafeCRD: unsafe.Error()}, nil
 	case err != nil:
-		return res, err
+		return nil, err
 	}
 	st.Owned = owned
-	msg := fmt.Sprintf("applied %d objects", len(owned))
-	if len(plan.Skipped) > 0 {
-		msg += fmt.Sprintf("; skipped %s (API not served)", strings.Join(plan.Skipped, ", "))
-	}
-	setCondition(&st, ov, operatorsv1alpha1.ConditionInstalled, metav1.ConditionTrue, operatorsv1alpha1.ReasonInstalled, msg)
+	a := &applied{objects: len(owned), skipped: plan.Skipped}
+	a.notReady, a.failed, err = in.notReady(ctx, ov, plan, st.Phase == operatorsv1alpha1.PhaseSucceeded)
+	return a, err
+}
 
-	// Readiness: every Deployment rolled out; a rollout that failed fails the version at once.
-	notReady, failed, err := in.notReady(ctx, ov, plan, st.Phase == operatorsv1alpha1.PhaseSucceeded)
-	if err != nil {
-		return res, err
+// record writes the verdict into st: its conditions in order, then the phase, with an Event when the phase changes.
+func (in *Installer) record(ov *operatorsv1alpha1.OperatorVersion, st *operatorsv1alpha1.OperatorVersionStatus, v verdict) {
+	for _, c := range v.conditions {
+		setCondition(st, ov, c.Type, c.Status, c.Reason, c.Message)
 	}
-	if len(failed) > 0 && st.Phase != operatorsv1alpha1.PhaseSucceeded {
-		in.fail(ov, &st, operatorsv1alpha1.ReasonProgressDeadlineExceeded, strings.Join(failed, "; "))
-		res.Status, res.RequeueAfter = st, 10*time.Second
-		return res, nil
+	switch v.phase {
+	case "":
+	case operatorsv1alpha1.PhaseFailed:
+		in.fail(ov, st, v.reason, v.message)
+	default:
+		in.setPhase(ov, st, v.phase, v.reason, v.message)
 	}
-	if len(notReady) == 0 {
-		in.setPhase(ov, &st, operatorsv1alpha1.PhaseSucceeded, operatorsv1alpha1.ReasonInstalled, "every Deployment is available")
-		res.Status = st
-		return res, nil
-	}
-	waiting := strings.Join(notReady, "; ")
-	// The deadline runs from the install, or from when a version that was available stopped being so.
-	since := apimeta.FindStatusCondition(st.Conditions, operatorsv1alpha1.ConditionInstalled).LastTransitionTime.Time
-	if ready := apimeta.FindStatusCondition(st.Conditions, operatorsv1alpha1.ConditionReady); ready != nil &&
-		ready.Status == metav1.ConditionFalse && ready.LastTransitionTime.After(since) {
-		since = ready.LastTransitionTime.Time
-	}
-	if st.Phase != operatorsv1alpha1.PhaseSucceeded && in.now().Sub(since) > in.timeout() {
-		in.fail(ov, &st, operatorsv1alpha1.ReasonInstallTimeout, fmt.Sprintf("not available after %s: %s", in.timeout(), waiting))
-	} else {
-		in.setPhase(ov, &st, operatorsv1alpha1.PhaseInstalling, operatorsv1alpha1.ReasonDeploymentNotReady, waiting)
-	}
-	res.Status, res.RequeueAfter = st, 10*time.Second
-	return res, nil
 }
 
 type unsafeCRDError struct{ error }

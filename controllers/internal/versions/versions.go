@@ -1,34 +1,29 @@
 // Package versions answers which OperatorVersions replace which: the upgrade graph of the versions installed in one
-// namespace. The decisions are pure; the list helpers only read.
+// namespace, by the catalog's upgrade rule, and which of them is the installed one. The decisions are pure; the list
+// helpers only read, and Create is the one way the catalog loops create an OperatorVersion for an AppType.
 package versions
 
 import (
 	"context"
-	"slices"
+	"fmt"
 
-	"github.com/blang/semver/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/controllers/internal/ownership"
 )
 
-// Replaces says whether newer upgrades from older: same package and namespace, and newer names older in
-// spec.replaces or spec.skips, or older's version is in newer's spec.skipRange.
+// Replaces says whether newer upgrades from older: same package and namespace, and by the catalog's upgrade rule
+// (catalog.Upgrade.EdgeFrom) newer is the newer version and names older in spec.replaces or spec.skips, or
+// older's version is in newer's spec.skipRange.
 func Replaces(newer, older *operatorsv1alpha1.OperatorVersion) bool {
 	if newer.Name == older.Name || newer.Namespace != older.Namespace || newer.Spec.PackageName != older.Spec.PackageName {
 		return false
 	}
-	if newer.Spec.Replaces == older.Name || slices.Contains(newer.Spec.Skips, older.Name) {
-		return true
-	}
-	if newer.Spec.SkipRange == "" {
-		return false
-	}
-	r, err := semver.ParseRange(newer.Spec.SkipRange)
-	if err != nil {
-		return false
-	}
-	return r(older.Spec.Version.Version) && newer.Spec.Version.GT(older.Spec.Version.Version)
+	return catalog.UpgradeOf(newer).EdgeFrom(older.Name, older.Spec.Version.Version) != ""
 }
 
 // Predecessors are the versions in all that newer replaces.
@@ -71,6 +66,56 @@ func Chain(newer *operatorsv1alpha1.OperatorVersion, all []operatorsv1alpha1.Ope
 		}
 	}
 	return out
+}
+
+// Installed is the installed version of a package: the highest version that no other version replaces and that
+// is not being deleted; nil when there is none. (catalog.Channel.Head is something else: a channel's newest entry.)
+func Installed(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.OperatorVersion {
+	var installed *operatorsv1alpha1.OperatorVersion
+	for i := range all {
+		ov := &all[i]
+		if len(Successors(ov, all)) > 0 || !ov.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if installed == nil || ov.Spec.Version.GT(installed.Spec.Version.Version) {
+			installed = ov
+		}
+	}
+	return installed
+}
+
+// Create creates ov for at: owned by the AppType (deleting the AppType uninstalls) and labelled with its package.
+// An OperatorVersion that already exists is left as it is.
+func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion) error {
+	if err := controllerutil.SetControllerReference(at, ov, c.Scheme()); err != nil {
+		return err
+	}
+	if ov.Labels == nil {
+		ov.Labels = map[string]string{}
+	}
+	ov.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(at.Spec.Package)
+	if err := c.Create(ctx, ov); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating OperatorVersion %s/%s for AppType %s: %w", ov.Namespace, ov.Name, at.Name, err)
+	}
+	return nil
+}
+
+// GetActive reads the OperatorVersion key and the versions of its package in its namespace (all, itself included),
+// from the cache. It returns nil, and no error, when the OperatorVersion is gone, being deleted or Replacing: no
+// lifecycle decision concerns it any more.
+func GetActive(ctx context.Context, c client.Reader, key client.ObjectKey) (*operatorsv1alpha1.OperatorVersion, []operatorsv1alpha1.OperatorVersion, error) {
+	ov := &operatorsv1alpha1.OperatorVersion{}
+	if err := c.Get(ctx, key, ov); err != nil {
+		return nil, nil, client.IgnoreNotFound(err)
+	}
+	if !ov.DeletionTimestamp.IsZero() || ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
+		return nil, nil, nil
+	}
+	all, err := OfPackage(ctx, c, ov.Namespace, ov.Spec.PackageName)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ov, all, nil
 }
 
 // OfPackage lists the OperatorVersions of a package in a namespace, from the cache.

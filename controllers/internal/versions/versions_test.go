@@ -42,6 +42,8 @@ func TestReplaces(t *testing.T) {
 		{"other namespace", ov("etcd.v2.0.0", "2.0.0", replaces("etcd.v1.0.0"), func(o *operatorsv1alpha1.OperatorVersion) { o.Namespace = "other" }), false},
 		{"itself", ov("etcd.v1.0.0", "1.0.0", replaces("etcd.v1.0.0")), false},
 		{"unrelated", ov("etcd.v2.0.0", "2.0.0", replaces("etcd.v1.5.0")), false},
+		{"replaces names a newer version", ov("etcd.v0.5.0", "0.5.0", replaces("etcd.v1.0.0")), false},
+		{"skips names the same version", ov("etcd.v1.0.0-b", "1.0.0", func(o *operatorsv1alpha1.OperatorVersion) { o.Spec.Skips = []string{"etcd.v1.0.0"} }), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,4 +79,28 @@ func names(ovs []*operatorsv1alpha1.OperatorVersion) []string {
 		out = append(out, o.Name)
 	}
 	return out
+}
+
+func TestInstalled(t *testing.T) {
+	cases := []struct {
+		name string
+		all  []operatorsv1alpha1.OperatorVersion
+		want string
+	}{
+		{"nothing installed", nil, ""},
+		{"one version", []operatorsv1alpha1.OperatorVersion{ov("p.v1", "1.0.0")}, "p.v1"},
+		{"upgrade in progress: the replacing version", []operatorsv1alpha1.OperatorVersion{ov("p.v1", "1.0.0"), ov("p.v2", "2.0.0", replaces("p.v1"))}, "p.v2"},
+		{"failed intermediate and its replacement", []operatorsv1alpha1.OperatorVersion{ov("p.v1", "1.0.0"), ov("p.v2", "2.0.0", replaces("p.v1")), ov("p.v3", "3.0.0", replaces("p.v2"))}, "p.v3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if h := Installed(tc.all); h != nil {
+				got = h.Name
+			}
+			if got != tc.want {
+				t.Fatalf("Installed = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -1,8 +1,8 @@
-// Package catalog is the Catalog loop: when a catalog offers a version whose replaces (or skips, or skipRange)
-// names an installed OperatorVersion, that version is created in the namespace, and the Upgrade loop takes it from
-// there. Catalog changes re-trigger it. With approval: Manual, the version is created only once the AppType's
-// spec.approvedVersion names it.
-package catalog
+// Package upgradetrigger is the seed's Catalog loop: when a catalog offers a version whose replaces (or skips, or
+// skipRange) names an installed OperatorVersion, that version is created in the namespace, and the Upgrade loop
+// takes it from there. Catalog changes re-trigger it. With approval: Manual, the version is created only once the
+// AppType's spec.approvedVersion names it. It runs in the catalog group of loops.
+package upgradetrigger
 
 import (
 	"context"
@@ -18,10 +18,12 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog"
-	"github.com/almproject/alm/controllers/apptype"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
 )
+
+// Name is the loop's name (--loops, the controller and its events).
+const Name = "upgradetrigger"
 
 // Reconciler creates the next version of installed operators.
 type Reconciler struct {
@@ -34,18 +36,11 @@ type Reconciler struct {
 
 // Reconcile looks for a successor of one installed OperatorVersion.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ov := &operatorsv1alpha1.OperatorVersion{}
-	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	if !ov.DeletionTimestamp.IsZero() || ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
-		return ctrl.Result{}, nil
-	}
-	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
-	if err != nil {
+	ov, all, err := versions.GetActive(ctx, r, req.NamespacedName)
+	if ov == nil {
 		return ctrl.Result{}, err
 	}
-	if head := apptype.Head(all); head == nil || head.Name != ov.Name {
+	if installed := versions.Installed(all); installed == nil || installed.Name != ov.Name {
 		return ctrl.Result{}, nil // a newer version is installed; it is the one to upgrade from
 	}
 	at, err := registry.AppTypeFor(ctx, r, ov)
@@ -75,7 +70,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 	}
-	if err := apptype.Create(ctx, r.Client, at, next); err != nil {
+	if err := versions.Create(ctx, r.Client, at, next); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.Recorder.Eventf(at, next, corev1.EventTypeNormal, "Upgrading", "Upgrade", "Upgrading %s to %s %s", ov.Name, next.Name, next.Spec.Version)
@@ -115,17 +110,13 @@ func NextHop(index *catalog.Index, res catalog.Result, namespace string) (*opera
 
 // SetupWithManager registers the loop: OperatorVersions, AppType approval changes and catalog changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("catalog").
+	return ctrl.NewControllerManagedBy(mgr).Named(Name).
 		For(&operatorsv1alpha1.OperatorVersion{}).
 		Watches(&operatorsv1alpha1.AppType{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			return r.versions(ctx, obj.GetNamespace(), obj.(*operatorsv1alpha1.AppType).Spec.Package)
 		})).
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-			ns := obj.GetNamespace()
-			if ns == r.Namespace {
-				ns = ""
-			}
-			return r.versions(ctx, ns, "")
+			return r.versions(ctx, registry.Serves(obj.GetNamespace(), r.Namespace), "")
 		})).
 		Complete(r)
 }

@@ -1,0 +1,165 @@
+package installer
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// Polling intervals, one per reason to look again although nothing may change.
+const (
+	// requeueRequirements: a required CRD is missing or not established yet (the timeout is checked each time).
+	requeueRequirements = 30 * time.Second
+	// requeueRollout: a Deployment is rolling out, or its rollout failed and may still recover or time out.
+	requeueRollout = 10 * time.Second
+)
+
+// terminal reasons: retrying cannot help, a newer version has to fix the bundle.
+var terminal = map[string]bool{
+	operatorsv1alpha1.ReasonInvalidStrategy: true,
+	operatorsv1alpha1.ReasonCRDUnsafe:       true,
+	ReasonConflict:                          true,
+}
+
+// facts is what Step read about one OperatorVersion: the input of decide.
+type facts struct {
+	// status is the OperatorVersion's status before this step.
+	status *operatorsv1alpha1.OperatorVersionStatus
+	// now is the clock, age is how long ago the OperatorVersion was created, timeout bounds Pending and Installing.
+	now     time.Time
+	age     time.Duration
+	timeout time.Duration
+	// invalid says why the install strategy is invalid; "" when the plan was built.
+	invalid string
+	// missing are the required CRDs that do not exist or are not established.
+	missing []string
+	// applied is the outcome of applying the plan; nil while it has not been applied in this step.
+	applied *applied
+}
+
+// applied is the outcome of applying the plan and reading its Deployments.
+type applied struct {
+	// conflict says which object belongs to someone else; unsafeCRD why an owned CRD update is refused.
+	conflict, unsafeCRD string
+	// objects is how many objects were applied; skipped the kinds whose API is not served.
+	objects int
+	skipped []string
+	// notReady and failed describe the Deployments that are not rolled out, and those whose rollout failed
+	// (progress deadline exceeded), with the pods' reason.
+	notReady, failed []string
+}
+
+// verdict is what decide says the step does.
+type verdict struct {
+	// conditions are set in this order, before the phase.
+	conditions []metav1.Condition
+	// phase, reason and message are the new phase; phase "" leaves the status as it is.
+	phase           operatorsv1alpha1.OperatorVersionPhase
+	reason, message string
+	// requeueAfter asks to look again even if nothing changes.
+	requeueAfter time.Duration
+	// apply: the requirements are met; apply the plan, read the Deployments, and decide again with facts.applied.
+	apply bool
+}
+
+// terminal says whether the verdict fails the version for a reason that retrying cannot fix.
+func (v verdict) terminal() bool {
+	return v.phase == operatorsv1alpha1.PhaseFailed && terminal[v.reason]
+}
+
+// decide is the install decision: from what Step read, the phase to move to (at most one phase per step), the
+// conditions to set and when to look again. It is pure: no API calls, no clock.
+func decide(f facts) verdict {
+	phase := f.status.Phase
+	switch {
+	case phase == operatorsv1alpha1.PhaseFailed && terminal[f.status.Reason]:
+		return verdict{}
+	case f.invalid != "":
+		return failed(operatorsv1alpha1.ReasonInvalidStrategy, f.invalid)
+	case len(f.missing) > 0:
+		msg := "waiting for required CRDs: " + strings.Join(f.missing, ", ")
+		v := verdict{conditions: []metav1.Condition{condition(operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionFalse,
+			operatorsv1alpha1.ReasonRequirementMissing, msg)}, reason: operatorsv1alpha1.ReasonRequirementMissing, message: msg,
+			phase: operatorsv1alpha1.PhasePending, requeueAfter: requeueRequirements}
+		if f.age > f.timeout {
+			v.phase = operatorsv1alpha1.PhaseFailed
+		}
+		return v
+	}
+	met := condition(operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionTrue, operatorsv1alpha1.ReasonRequirementsMet,
+		"every required CRD is established")
+	switch {
+	case phase == "" || phase == operatorsv1alpha1.PhasePending:
+		return verdict{conditions: []metav1.Condition{met}, phase: operatorsv1alpha1.PhaseInstallReady,
+			reason: operatorsv1alpha1.ReasonRequirementsMet, message: "requirements met; installing"}
+	case f.applied == nil:
+		return verdict{apply: true}
+	}
+	v := decideRollout(f, phase)
+	v.conditions = append([]metav1.Condition{met}, v.conditions...)
+	return v
+}
+
+// decideRollout is the decision once the plan was applied: conflicts and unsafe CRD updates fail the version;
+// a failed rollout fails a version that has not Succeeded yet at once; otherwise it is Succeeded when every
+// Deployment is rolled out, and Installing until the timeout.
+func decideRollout(f facts, phase operatorsv1alpha1.OperatorVersionPhase) verdict {
+	a := f.applied
+	switch {
+	case a.conflict != "":
+		return failed(ReasonConflict, a.conflict)
+	case a.unsafeCRD != "":
+		v := failed(operatorsv1alpha1.ReasonCRDUnsafe, a.unsafeCRD)
+		v.conditions = []metav1.Condition{condition(operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionFalse,
+			operatorsv1alpha1.ReasonCRDUnsafe, a.unsafeCRD)}
+		return v
+	}
+	msg := fmt.Sprintf("applied %d objects", a.objects)
+	if len(a.skipped) > 0 {
+		msg += fmt.Sprintf("; skipped %s (API not served)", strings.Join(a.skipped, ", "))
+	}
+	v := verdict{conditions: []metav1.Condition{condition(operatorsv1alpha1.ConditionInstalled, metav1.ConditionTrue,
+		operatorsv1alpha1.ReasonInstalled, msg)}, requeueAfter: requeueRollout}
+	waiting := strings.Join(a.notReady, "; ")
+	switch {
+	case len(a.failed) > 0 && phase != operatorsv1alpha1.PhaseSucceeded:
+		v.phase, v.reason, v.message = operatorsv1alpha1.PhaseFailed, operatorsv1alpha1.ReasonProgressDeadlineExceeded, strings.Join(a.failed, "; ")
+	case len(a.notReady) == 0:
+		v.phase, v.reason, v.message = operatorsv1alpha1.PhaseSucceeded, operatorsv1alpha1.ReasonInstalled, "every Deployment is available"
+		v.requeueAfter = 0
+	case phase != operatorsv1alpha1.PhaseSucceeded && f.now.Sub(deadlineStart(f.status, f.now)) > f.timeout:
+		v.phase, v.reason = operatorsv1alpha1.PhaseFailed, operatorsv1alpha1.ReasonInstallTimeout
+		v.message = fmt.Sprintf("not available after %s: %s", f.timeout, waiting)
+	default:
+		v.phase, v.reason, v.message = operatorsv1alpha1.PhaseInstalling, operatorsv1alpha1.ReasonDeploymentNotReady, waiting
+	}
+	return v
+}
+
+// deadlineStart is when the install deadline started: when the version was installed (now, if it is being
+// installed in this step), or when a version that was available stopped being so.
+func deadlineStart(st *operatorsv1alpha1.OperatorVersionStatus, now time.Time) time.Time {
+	since := now
+	if installed := apimeta.FindStatusCondition(st.Conditions, operatorsv1alpha1.ConditionInstalled); installed != nil &&
+		installed.Status == metav1.ConditionTrue {
+		since = installed.LastTransitionTime.Time
+	}
+	if ready := apimeta.FindStatusCondition(st.Conditions, operatorsv1alpha1.ConditionReady); ready != nil &&
+		ready.Status == metav1.ConditionFalse && ready.LastTransitionTime.After(since) {
+		since = ready.LastTransitionTime.Time
+	}
+	return since
+}
+
+func failed(reason, msg string) verdict {
+	return verdict{phase: operatorsv1alpha1.PhaseFailed, reason: reason, message: msg}
+}
+
+func condition(t string, s metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg}
+}
