@@ -56,7 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if res.Status.Phase == operatorsv1alpha1.PhaseSucceeded {
 		for _, old := range olds {
-			if err := r.adopt(ctx, ov, old, res.Plan); err != nil {
+			if err := r.adopt(ctx, ov, old, olds, res.Plan); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -67,8 +67,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, res.Terminal
 }
 
-// adopt hands everything old owns to ov (or removes it when ov does not declare it) and marks old Replacing.
-func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.OperatorVersion, plan *installer.Plan) error {
+// adopt hands everything old owns to ov (or removes it when ov does not declare it) and marks old Replacing. An
+// object handed over loses the references of every version ov replaces (olds), not only old's.
+func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.OperatorVersion, olds []*operatorsv1alpha1.OperatorVersion, plan *installer.Plan) error {
 	log := ctrl.LoggerFrom(ctx)
 	owned, err := ownership.Owned(ctx, r.Reader, r.RESTMapper(), old)
 	if err != nil {
@@ -87,7 +88,7 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 		}
 		switch {
 		case plan.Declares(gvk, obj.GetNamespace(), obj.GetName()):
-			ownership.HandOver(obj, old, ov)
+			ownership.HandOver(obj, ov, olds...)
 			if err := r.Update(ctx, obj); err != nil {
 				return fmt.Errorf("handing %s %s over from %s to %s: %w", gvk.Kind, obj.GetName(), old.Name, ov.Name, err)
 			}

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -125,18 +126,23 @@ func CoOwn(obj metav1.Object, ov *operatorsv1alpha1.OperatorVersion) bool {
 	return true
 }
 
-// HandOver moves obj from its current owner to ov, in the order the adoption loop prescribes: ov is added as an
-// owner first, then made the controller, then the old owner's reference is removed; the labels follow. The result
-// is written in one update, so no observer ever sees the object without an owner.
-func HandOver(obj metav1.Object, from, to *operatorsv1alpha1.OperatorVersion) {
+// HandOver moves obj to `to` from the versions it replaces, in the order the adoption loop prescribes: `to` is
+// added as an owner first, then made the controller, then the references of every replaced version are removed
+// (a chain v1 <- failed v2 <- v3 leaves both v1's and v2's on a shared object); the labels follow. The result is
+// written in one update, so no observer ever sees the object without an owner.
+func HandOver(obj metav1.Object, to *operatorsv1alpha1.OperatorVersion, from ...*operatorsv1alpha1.OperatorVersion) {
 	CoOwn(obj, to)
+	replaced := map[types.UID]bool{}
+	for _, f := range from {
+		replaced[f.UID] = true
+	}
 	refs := obj.GetOwnerReferences()
 	out := refs[:0]
 	for _, ref := range refs {
 		switch {
 		case ref.UID == to.UID:
 			ref.Controller = ptr.To(true)
-		case ref.UID == from.UID:
+		case replaced[ref.UID]:
 			continue
 		case ref.Controller != nil && *ref.Controller:
 			ref.Controller = ptr.To(false) // there can be only one controller

@@ -34,7 +34,7 @@ func TestAdoptionNeverLeavesAnObjectWithoutOwner(t *testing.T) {
 		t.Fatal("CoOwn twice changed the object again")
 	}
 	// Adoption: v2 controls, v1 is gone, labels follow.
-	HandOver(sa, v1, v2)
+	HandOver(sa, v2, v1)
 	if len(sa.OwnerReferences) != 1 || metav1.GetControllerOf(sa).UID != v2.UID || !IsOwnedBy(sa, v2) {
 		t.Fatalf("after HandOver: labels %v refs %v", sa.Labels, sa.OwnerReferences)
 	}
@@ -45,9 +45,22 @@ func TestHandOverKeepsForeignOwners(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
 	Claim(cm, v1)
 	cm.OwnerReferences = append(cm.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "other", UID: "other"})
-	HandOver(cm, v1, v2)
+	HandOver(cm, v2, v1)
 	if len(cm.OwnerReferences) != 2 || metav1.GetControllerOf(cm).UID != v2.UID {
 		t.Fatalf("refs after HandOver = %v", cm.OwnerReferences)
+	}
+}
+
+// TestHandOverFromAChain: v2 failed while co-owning v1's object; v3 replaces both and takes the object from both, so
+// no reference to a version about to be collected is left for Kubernetes' garbage collector to clean up later.
+func TestHandOverFromAChain(t *testing.T) {
+	v1, v2, v3 := ovNamed("etcd.v1", "1"), ovNamed("etcd.v2", "2"), ovNamed("etcd.v3", "3")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c"}}
+	Claim(cm, v1)
+	CoOwn(cm, v2)
+	HandOver(cm, v3, v1, v2)
+	if len(cm.OwnerReferences) != 1 || metav1.GetControllerOf(cm).UID != v3.UID || !IsOwnedBy(cm, v3) {
+		t.Fatalf("after HandOver from v1 and v2: labels %v refs %v", cm.Labels, cm.OwnerReferences)
 	}
 }
 
