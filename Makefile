@@ -81,7 +81,7 @@ push: ## Push every archive in bin/images under REGISTRY=<host/path> (docker con
 ##@ Test
 
 .PHONY: test
-test: tools images ## Run every test tier: unit, integration (local control plane) and e2e (real processes from bin/images).
+test: tools images ## Run every test tier: unit, integration (local cluster) and e2e (real processes from bin/images).
 	go test $(GO_TEST_FLAGS) ./...
 
 # N and PKGS for test-repeat.
@@ -110,7 +110,7 @@ run: tools images ## The local environment and the story: control plane, ALM fro
 ##@ Tools (built from source, only when missing)
 
 .PHONY: tools
-tools: $(CONTROL_PLANE) $(CONTROLLER_GEN) ## Build the pinned control plane and generator binaries.
+tools: $(CONTROL_PLANE) $(CONTROLLER_GEN) ## Build the pinned cluster (etcd, kube-apiserver, kube-controller-manager), kubectl and generator binaries.
 
 $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl:
 	cd hack/tools/kubernetes && go build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o $(BIN)/ k8s.io/kubernetes/cmd/$(notdir $@)

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localkube"
 )
 
 var (
-	cp     *controlplane.ControlPlane
+	cp     *localkube.Cluster
 	almBin string
 )
 
@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building alm: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := controlplane.RunTests(m, controlplane.Options{
+	code := localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths:   []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		NoControllerManager: true,
 	}, &cp)

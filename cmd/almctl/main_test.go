@@ -16,12 +16,12 @@ import (
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog"
-	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localkube"
 )
 
 var (
 	almctl string // the built binary
-	cp     *controlplane.ControlPlane
+	cp     *localkube.Cluster
 )
 
 // TestMain builds almctl once and runs the tests against it; publish tests use a real local control plane.
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := controlplane.RunTests(m, controlplane.Options{NoControllerManager: true}, &cp)
+	code := localkube.RunTests(m, localkube.Options{NoControllerManager: true}, &cp)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -13,13 +13,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
-	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localkube"
 )
 
-var cp *controlplane.ControlPlane
+var cp *localkube.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTests(m, controlplane.Options{
+	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths: []string{"../../config/konnect-operator/crd"}, NoControllerManager: true,
 	}, &cp))
 }

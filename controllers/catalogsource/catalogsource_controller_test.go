@@ -19,14 +19,14 @@ import (
 	"github.com/almproject/alm/catalog"
 	"github.com/almproject/alm/controllers/catalogsource"
 	"github.com/almproject/alm/controllers/registry"
-	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/harness"
+	"github.com/almproject/alm/test/localkube"
 )
 
-var cp *controlplane.ControlPlane
+var cp *localkube.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTests(m, controlplane.Options{
+	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths:   []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		NoControllerManager: true,
 	}, &cp))

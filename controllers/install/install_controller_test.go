@@ -25,12 +25,12 @@ import (
 	"github.com/almproject/alm/controllers/install"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
-	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/harness"
+	"github.com/almproject/alm/test/localkube"
 )
 
 var (
-	cp *controlplane.ControlPlane
+	cp *localkube.Cluster
 	c  client.Client
 )
 
@@ -42,7 +42,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTests(m, controlplane.Options{
+	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 	}, &cp))
 }

@@ -32,13 +32,13 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/entity"
-	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/localkube"
 )
 
 // kubeAPI is the local Kubernetes API server the integration tests run against (test/controlplane), not a Konnect
 // control plane.
-var kubeAPI *controlplane.ControlPlane
+var kubeAPI *localkube.Cluster
 
 func TestMain(m *testing.M) {
 	// Unit tests need no control plane: `go test -short` runs only them.
@@ -46,12 +46,12 @@ func TestMain(m *testing.M) {
 	if testing.Short() {
 		os.Exit(m.Run())
 	}
-	root, err := controlplane.RepoRoot()
+	root, err := localkube.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(controlplane.RunTests(m, controlplane.Options{
+	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths:   []string{filepath.Join(root, "config", "konnect-operator", "crd")},
 		NoControllerManager: true, // no garbage collection needed: finalizers are the operator's own
 	}, &kubeAPI))

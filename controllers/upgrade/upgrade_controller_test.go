@@ -28,11 +28,11 @@ import (
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/upgrade"
-	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/harness"
+	"github.com/almproject/alm/test/localkube"
 )
 
-var cp *controlplane.ControlPlane
+var cp *localkube.Cluster
 
 // installTimeout is long: no test here waits for a timeout, and the phases they wait for must hold until the test
 // marks a Deployment available, however slow the machine. A failed rollout is reported as the deployment
@@ -40,7 +40,7 @@ var cp *controlplane.ControlPlane
 const installTimeout = 2 * time.Minute
 
 func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTests(m, controlplane.Options{
+	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 	}, &cp))
 }

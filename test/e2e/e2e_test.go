@@ -15,8 +15,8 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/localenv"
+	"github.com/almproject/alm/test/localkube"
 )
 
 var root string
@@ -28,11 +28,11 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) int {
 	ctrllog.SetLogger(logr.Discard()) // the node runner runs controller-runtime in the test process
 	var err error
-	if root, err = controlplane.RepoRoot(); err != nil {
+	if root, err = localkube.RepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if _, err := controlplane.BinDir(); err != nil {
+	if _, err := localkube.BinDir(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: skipped: %v (run make tools)\n", err)
 		return 0
 	}

@@ -28,7 +28,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localkube"
 )
 
 // Scheme has the kinds ALM's loops use.
@@ -43,7 +43,7 @@ func Scheme() *runtime.Scheme {
 }
 
 // Client is a direct (uncached) client for test assertions.
-func Client(t testing.TB, cp *controlplane.ControlPlane) client.Client {
+func Client(t testing.TB, cp *localkube.Cluster) client.Client {
 	t.Helper()
 	c, err := client.New(cp.Config, client.Options{Scheme: Scheme()})
 	if err != nil {
@@ -83,7 +83,7 @@ func WithInterceptor(funcs interceptor.Funcs) Option {
 }
 
 // StartManager starts a manager with the loops that setup registers; it is stopped when the test ends.
-func StartManager(t testing.TB, cp *controlplane.ControlPlane, setup func(ctrl.Manager) error, opts ...Option) *Manager {
+func StartManager(t testing.TB, cp *localkube.Cluster, setup func(ctrl.Manager) error, opts ...Option) *Manager {
 	t.Helper()
 	options := ctrl.Options{
 		Scheme: Scheme(),

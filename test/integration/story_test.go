@@ -24,16 +24,16 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/registry"
-	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/harness"
+	"github.com/almproject/alm/test/localkube"
 )
 
-var cp *controlplane.ControlPlane
+var cp *localkube.Cluster
 
 const almNamespace = "alm-system"
 
 func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTests(m, controlplane.Options{
+	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 	}, &cp))
 }

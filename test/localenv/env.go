@@ -28,8 +28,8 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/localkube"
 	"github.com/almproject/alm/test/noderunner"
 )
 
@@ -56,7 +56,7 @@ type Env struct {
 	Root, StateDir string
 	// Kubeconfig is an admin kubeconfig for kubectl, almctl and the tests.
 	Kubeconfig string
-	CP         *controlplane.ControlPlane
+	CP         *localkube.Cluster
 	Client     client.Client
 	Runner     *noderunner.Runner
 	// Sim is the Konnect simulator; nil with real Konnect.
@@ -107,15 +107,15 @@ func (e *Env) startControlPlane() error {
 	if err := os.MkdirAll(e.StateDir, 0o755); err != nil {
 		return err
 	}
-	logPath := filepath.Join(e.StateDir, "controlplane.log")
+	logPath := filepath.Join(e.StateDir, "kube.log")
 	f, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
 	e.logFile = f
-	cp, err := controlplane.Start(controlplane.Options{Output: f})
+	cp, err := localkube.Start(localkube.Options{Output: f})
 	if err != nil {
-		return fmt.Errorf("%w (control plane logs: %s)", err, logPath)
+		return fmt.Errorf("%w (cluster logs: %s)", err, logPath)
 	}
 	e.CP = cp
 	data, err := os.ReadFile(cp.KubeconfigPath)
@@ -151,7 +151,7 @@ func (e *Env) startKonnect(o Options) error {
 	return os.WriteFile(filepath.Join(e.StateDir, "konnect.env"), []byte(env), 0o600)
 }
 
-// Stop stops the node runner's processes, the simulator and the control plane; it leaves no process behind.
+// Stop stops the node runner's processes, the simulator and the local cluster; it leaves no process behind.
 func (e *Env) Stop() {
 	if e.Runner != nil {
 		_ = e.Runner.Stop()

@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localkube"
 	"github.com/almproject/alm/test/noderunner"
 )
 
@@ -36,7 +36,7 @@ import (
 const testImage = "alm.local/noderunner-testapp:1.0.0"
 
 var (
-	cp        *controlplane.ControlPlane
+	cp        *localkube.Cluster
 	imagesDir string
 )
 
@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building the test image: %v\n", err)
 		os.Exit(1)
 	}
-	code := controlplane.RunTests(m, controlplane.Options{}, &cp)
+	code := localkube.RunTests(m, localkube.Options{}, &cp)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

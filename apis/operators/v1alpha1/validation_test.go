@@ -11,13 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localkube"
 )
 
-var cp *controlplane.ControlPlane
+var cp *localkube.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(controlplane.RunTests(m, controlplane.Options{
+	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths:   []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		NoControllerManager: true,
 	}, &cp))

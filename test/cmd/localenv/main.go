@@ -1,4 +1,4 @@
-// Command localenv is `make run`: ALM's local environment and its story. It starts a real control plane (etcd,
+// Command localenv is `make run`: ALM's local environment and its story. It starts a real local cluster (etcd,
 // kube-apiserver, kube-controller-manager with the garbage collector), deploys ALM from config/default, runs it and
 // every operator it installs as processes through the local node runner, starts the Konnect simulator, then tells
 // the story (publish, install, sync to Konnect, upgrade by replaces) and stays up for kubectl until Ctrl-C.
@@ -18,8 +18,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/almproject/alm/test/controlplane"
 	"github.com/almproject/alm/test/localenv"
+	"github.com/almproject/alm/test/localkube"
 )
 
 func main() {
@@ -45,7 +45,7 @@ func parseFlags(root string) options {
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), `localenv starts ALM's local environment and tells its story (make run):
 
-  - a local control plane (etcd, kube-apiserver, kube-controller-manager with the garbage collector);
+  - a local cluster (etcd, kube-apiserver, kube-controller-manager with the garbage collector);
   - ALM, deployed with config/default and run from its image (make images) by the local node runner, which
     plays the kubelet: every Deployment whose image is in bin/images runs as a process with its ServiceAccount's
     identity;
@@ -67,7 +67,7 @@ Flags:
 }
 
 func run() error {
-	root, err := controlplane.RepoRoot()
+	root, err := localkube.RepoRoot()
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func run() error {
 	}
 	ctrllog.SetLogger(log) // the node runner runs controller-runtime in this process
 	start := time.Now()
-	fmt.Printf("Starting the local control plane, the node runner, ALM (config/default) and %s...\n", konnectName())
+	fmt.Printf("Starting the local cluster, the node runner, ALM (config/default) and %s...\n", konnectName())
 	env, err := localenv.Start(ctx, localenv.Options{
 		Root: root, StateDir: o.stateDir, Logger: log,
 		KonnectToken: os.Getenv("KONNECT_TOKEN"), KonnectServerURL: os.Getenv("KONNECT_SERVER_URL"),
@@ -133,7 +133,7 @@ The environment is up.
   kubeconfig:     %[1]s
   Konnect:        %[2]s (URL and token in %[3]s)
   process logs:   %[4]s
-  control plane:  %[5]s
+  cluster logs:   %[5]s
 
 Try:
   export KUBECONFIG=%[1]s
@@ -143,7 +143,7 @@ Try:
 Press Ctrl-C to stop everything.
 ready
 `, env.Kubeconfig, env.KonnectURL, filepath.Join(env.StateDir, "konnect.env"), filepath.Join(env.StateDir, "noderunner", "pods"),
-		filepath.Join(env.StateDir, "controlplane.log"), filepath.Join(root, "bin", "kubectl"))
+		filepath.Join(env.StateDir, "kube.log"), filepath.Join(root, "bin", "kubectl"))
 }
 
 func konnectName() string {

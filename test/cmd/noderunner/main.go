@@ -1,5 +1,5 @@
 // Command noderunner is the local node runner: it runs the Deployments of a cluster that has no kubelet (the local
-// control plane) as host processes, from the images in a directory of docker-save archives, and writes their
+// cluster, test/localkube) as host processes, from the images in a directory of docker-save archives, and writes their
 // status. See package github.com/almproject/alm/test/noderunner.
 package main
 
@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localkube"
 	"github.com/almproject/alm/test/noderunner"
 )
 
@@ -30,7 +30,7 @@ func main() {
 
 func run() error {
 	imagesDefault, stateDefault := "bin/images", ".localenv/noderunner"
-	if root, err := controlplane.RepoRoot(); err == nil {
+	if root, err := localkube.RepoRoot(); err == nil {
 		imagesDefault, stateDefault = filepath.Join(root, imagesDefault), filepath.Join(root, stateDefault)
 	}
 	// A flag set of our own: controller-runtime registers its own --kubeconfig on the global one.

@@ -1,11 +1,12 @@
-// Package controlplane runs a real local Kubernetes control plane for tests and `make run`: envtest's etcd and
+// Package localkube runs a real local Kubernetes cluster without nodes for tests and `make run`: envtest's etcd and
 // kube-apiserver plus a kube-controller-manager that runs only the garbage collector and namespace controllers, so
-// ownerReference garbage collection and namespace deletion behave as in a real cluster.
+// ownerReference garbage collection and namespace deletion behave as in a real cluster. ("Control plane" in this
+// code base means a Konnect control plane; this package is the local Kubernetes API.)
 //
 // The binaries come from bin/ (built from source by hack/tools); nothing is downloaded. All processes are started
 // with their state under one temporary directory, and a watchdog kills them if the process that started them dies
-// without calling Stop (a panicking or timed-out test), so no control plane outlives its owner.
-package controlplane
+// without calling Stop (a panicking or timed-out test), so no cluster outlives its owner.
+package localkube
 
 import (
 	"context"
@@ -33,7 +34,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// Options configures a control plane. The zero value starts a control plane with garbage collection and no CRDs.
+// Options configures a cluster. The zero value starts a cluster with garbage collection and no CRDs.
 type Options struct {
 	// BinDir holds etcd, kube-apiserver and kube-controller-manager. Default: $ALM_BIN_DIR, else <repo>/bin.
 	BinDir string
@@ -41,12 +42,12 @@ type Options struct {
 	CRDDirectoryPaths []string
 	// NoControllerManager skips kube-controller-manager (no garbage collection, no namespace deletion).
 	NoControllerManager bool
-	// Output receives the control plane processes' logs. Default: discarded.
+	// Output receives the cluster processes' logs. Default: discarded.
 	Output *os.File
 }
 
-// ControlPlane is a running local control plane.
-type ControlPlane struct {
+// Cluster is a running local Kubernetes cluster: etcd, kube-apiserver and kube-controller-manager, no nodes.
+type Cluster struct {
 	// Config is an admin (system:masters) client configuration.
 	Config *rest.Config
 	// KubeconfigPath is a kubeconfig file for the same admin user, for kubectl and for other processes.
@@ -85,7 +86,7 @@ func containsModule(gomod string) bool {
 	return len(gomod) >= len(want) && gomod[:len(want)] == want
 }
 
-// BinDir returns where the control plane binaries are: $ALM_BIN_DIR, else <repo>/bin.
+// BinDir returns where the cluster binaries are: $ALM_BIN_DIR, else <repo>/bin.
 func BinDir() (string, error) {
 	if dir := os.Getenv("ALM_BIN_DIR"); dir != "" {
 		return dir, nil
@@ -99,7 +100,7 @@ func BinDir() (string, error) {
 
 // Start starts etcd, kube-apiserver and (unless disabled) kube-controller-manager, installs the CRDs and returns
 // once the API server answers and the CRDs are established.
-func Start(opts Options) (_ *ControlPlane, err error) {
+func Start(opts Options) (_ *Cluster, err error) {
 	if opts.BinDir == "" {
 		if opts.BinDir, err = BinDir(); err != nil {
 			return nil, err
@@ -107,14 +108,14 @@ func Start(opts Options) (_ *ControlPlane, err error) {
 	}
 	for _, bin := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
-			return nil, fmt.Errorf("control plane binary %s missing in %s: run `make tools` to build it from source: %w", bin, opts.BinDir, err)
+			return nil, fmt.Errorf("cluster binary %s missing in %s: run `make tools` to build it from source: %w", bin, opts.BinDir, err)
 		}
 	}
-	dir, err := os.MkdirTemp("", "alm-controlplane-")
+	dir, err := os.MkdirTemp("", "alm-localkube-")
 	if err != nil {
 		return nil, err
 	}
-	cp := &ControlPlane{Dir: dir}
+	cp := &Cluster{Dir: dir}
 	defer func() {
 		if err != nil {
 			_ = cp.Stop()
@@ -128,7 +129,7 @@ func Start(opts Options) (_ *ControlPlane, err error) {
 		BinaryAssetsDirectory: opts.BinDir,
 		CRDDirectoryPaths:     opts.CRDDirectoryPaths,
 		ErrorIfCRDPathMissing: len(opts.CRDDirectoryPaths) > 0,
-		// Generous: `go test ./...` starts several control planes while other packages compile, on 2 cores.
+		// Generous: `go test ./...` starts several clusters while other packages compile, on 2 cores.
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
@@ -172,7 +173,7 @@ func Start(opts Options) (_ *ControlPlane, err error) {
 
 // startControllerManager runs only the garbage collector and namespace controllers. The deployment and replicaset
 // controllers stay off: with no kubelet they would fight the local node runner over Deployment status.
-func (cp *ControlPlane) startControllerManager(opts Options) error {
+func (cp *Cluster) startControllerManager(opts Options) error {
 	cp.kcm = exec.Command(filepath.Join(opts.BinDir, "kube-controller-manager"),
 		"--kubeconfig="+cp.KubeconfigPath,
 		"--controllers=garbagecollector,namespace",
@@ -194,20 +195,20 @@ func (cp *ControlPlane) startControllerManager(opts Options) error {
 
 // startWatchdog starts a shell that kills every process whose command line names cp.Dir once this process is gone.
 // etcd, kube-apiserver and kube-controller-manager all carry a path under cp.Dir in their arguments; matching
-// "<dir>/" keeps another control plane whose directory name merely starts with ours out of it.
-func (cp *ControlPlane) startWatchdog() error {
+// "<dir>/" keeps another cluster whose directory name merely starts with ours out of it.
+func (cp *Cluster) startWatchdog() error {
 	if runtime.GOOS != "linux" {
 		return nil
 	}
 	// The directory goes through the environment, not the arguments, so that pkill does not match the watchdog.
 	script := `while kill -0 "$1" 2>/dev/null; do sleep 1; done; pkill -KILL -f -- "$ALM_CONTROLPLANE_DIR/"; sleep 1; rm -rf -- "$ALM_CONTROLPLANE_DIR"`
-	cp.watchdog = exec.Command("/bin/sh", "-c", script, "alm-controlplane-watchdog", strconv.Itoa(os.Getpid()))
+	cp.watchdog = exec.Command("/bin/sh", "-c", script, "alm-localkube-watchdog", strconv.Itoa(os.Getpid()))
 	cp.watchdog.Env = append(os.Environ(), "ALM_CONTROLPLANE_DIR="+cp.Dir)
 	return cp.watchdog.Start()
 }
 
 // Stop stops every process and removes Dir. It is safe to call more than once and on a partly started plane.
-func (cp *ControlPlane) Stop() error {
+func (cp *Cluster) Stop() error {
 	var errs []error
 	if cp.kcm != nil && cp.kcm.Process != nil {
 		_ = cp.kcm.Process.Signal(os.Interrupt)
@@ -240,7 +241,7 @@ func (cp *ControlPlane) Stop() error {
 
 // ServiceAccountToken returns a bound token of the ServiceAccount namespace/name from the TokenRequest API, valid for
 // an hour, creating the ServiceAccount (and namespace) when missing.
-func (cp *ControlPlane) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
+func (cp *Cluster) ServiceAccountToken(ctx context.Context, namespace, name string) (string, error) {
 	cs, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		return "", err
@@ -262,7 +263,7 @@ func (cp *ControlPlane) ServiceAccountToken(ctx context.Context, namespace, name
 
 // ServiceAccountConfig returns a client configuration that authenticates as the ServiceAccount namespace/name, so
 // what a process may do is exactly what that ServiceAccount's RBAC grants.
-func (cp *ControlPlane) ServiceAccountConfig(ctx context.Context, namespace, name string) (*rest.Config, error) {
+func (cp *Cluster) ServiceAccountConfig(ctx context.Context, namespace, name string) (*rest.Config, error) {
 	token, err := cp.ServiceAccountToken(ctx, namespace, name)
 	if err != nil {
 		return nil, err
@@ -286,20 +287,20 @@ func WriteKubeconfig(cfg *rest.Config, path string) error {
 	return clientcmd.WriteToFile(*kc, path)
 }
 
-// RunTests is for TestMain: it starts a control plane with opts, stores it in *cp, runs the package's tests and
+// RunTests is for TestMain: it starts a cluster with opts, stores it in *cp, runs the package's tests and
 // stops the plane whatever the outcome, returning the exit code for os.Exit.
-func RunTests(m *testing.M, opts Options, cp **ControlPlane) int {
+func RunTests(m *testing.M, opts Options, cp **Cluster) int {
 	// envtest logs through controller-runtime; tests that want controller logs set their own logger.
 	ctrllog.SetLogger(logr.Discard())
 	started, err := Start(opts)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting the local control plane: %v\n", err)
+		fmt.Fprintf(os.Stderr, "starting the local cluster: %v\n", err)
 		return 1
 	}
 	*cp = started
 	code := m.Run()
 	if err := started.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stopping the local control plane: %v\n", err)
+		fmt.Fprintf(os.Stderr, "stopping the local cluster: %v\n", err)
 	}
 	return code
 }

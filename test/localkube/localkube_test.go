@@ -1,4 +1,4 @@
-package controlplane_test
+package localkube_test
 
 import (
 	"errors"
@@ -16,16 +16,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/almproject/alm/test/controlplane"
+	"github.com/almproject/alm/test/localkube"
 )
 
-var cp *controlplane.ControlPlane
+var cp *localkube.Cluster
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashEnv); dir != "" {
 		crashWithoutStop()
 	}
-	os.Exit(controlplane.RunTests(m, controlplane.Options{}, &cp))
+	os.Exit(localkube.RunTests(m, localkube.Options{}, &cp))
 }
 
 func clientset(t *testing.T) *kubernetes.Clientset {
@@ -57,7 +57,7 @@ func TestKubeconfigWorks(t *testing.T) {
 	kubectl := filepath.Join(mustBinDir(t), "kubectl")
 	out, err := exec.Command(kubectl, "--kubeconfig", cp.KubeconfigPath, "get", "namespace", "default", "-o", "name").CombinedOutput()
 	if err != nil {
-		t.Fatalf("kubectl with the control plane's kubeconfig failed: %v\n%s", err, out)
+		t.Fatalf("kubectl with the cluster's kubeconfig failed: %v\n%s", err, out)
 	}
 	if got := strings.TrimSpace(string(out)); got != "namespace/default" {
 		t.Fatalf("kubectl get namespace default = %q, want namespace/default", got)
@@ -165,7 +165,7 @@ func TestServiceAccountTokenIsHeldToRBAC(t *testing.T) {
 	}
 	// A kubeconfig file for the ServiceAccount works for another process (kubectl).
 	path := filepath.Join(t.TempDir(), "sa.kubeconfig")
-	if err := controlplane.WriteKubeconfig(saCfg, path); err != nil {
+	if err := localkube.WriteKubeconfig(saCfg, path); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(filepath.Join(mustBinDir(t), "kubectl"), "--kubeconfig", path, "auth", "can-i", "list", "secrets", "-n", ns).CombinedOutput()
@@ -176,10 +176,10 @@ func TestServiceAccountTokenIsHeldToRBAC(t *testing.T) {
 
 const crashEnv = "ALM_CONTROLPLANE_CRASH_TEST"
 
-// crashWithoutStop runs in a child test process: it starts a control plane, reports its directory and dies without
+// crashWithoutStop runs in a child test process: it starts a cluster, reports its directory and dies without
 // calling Stop, as a panicking test would.
 func crashWithoutStop() {
-	started, err := controlplane.Start(controlplane.Options{})
+	started, err := localkube.Start(localkube.Options{})
 	if err != nil {
 		os.Stderr.WriteString(err.Error())
 		os.Exit(3)
@@ -188,7 +188,7 @@ func crashWithoutStop() {
 	os.Exit(2)
 }
 
-// A control plane whose owner dies without Stop is killed by the watchdog: no process is left behind.
+// A cluster whose owner dies without Stop is killed by the watchdog: no process is left behind.
 func TestNoLeakedProcessesWhenOwnerDies(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "dir")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -196,20 +196,20 @@ func TestNoLeakedProcessesWhenOwnerDies(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
-		t.Fatalf("child control plane did not start as expected: %v\n%s", err, out)
+		t.Fatalf("child cluster did not start as expected: %v\n%s", err, out)
 	}
 	dir, err := os.ReadFile(marker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "the watchdog to kill the orphaned control plane and remove "+string(dir), func() (bool, error) {
+	eventually(t, 30*time.Second, "the watchdog to kill the orphaned cluster and remove "+string(dir), func() (bool, error) {
 		_, err := os.Stat(string(dir))
 		return len(processesMentioning(string(dir))) == 0 && os.IsNotExist(err), nil
 	})
 }
 
 func TestStopLeavesNothingRunning(t *testing.T) {
-	started, err := controlplane.Start(controlplane.Options{})
+	started, err := localkube.Start(localkube.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func processesMentioning(s string) []string {
 			continue
 		}
 		line := strings.ReplaceAll(string(cmdline), "\x00", " ")
-		if strings.Contains(line, s) && !strings.Contains(line, "alm-controlplane-watchdog") {
+		if strings.Contains(line, s) && !strings.Contains(line, "alm-localkube-watchdog") {
 			if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(stat), ") Z ") {
 				continue // a zombie is already dead
 			}
@@ -250,7 +250,7 @@ func processesMentioning(s string) []string {
 
 func mustBinDir(t *testing.T) string {
 	t.Helper()
-	dir, err := controlplane.BinDir()
+	dir, err := localkube.BinDir()
 	if err != nil {
 		t.Fatal(err)
 	}
