@@ -249,6 +249,16 @@ func readManifest(dir, rel, shown string) (*manifestDoc, []Problem) {
 // decodeJSON decodes the first YAML or JSON document of data into compact JSON (nil for an empty document);
 // more reports whether another non-empty document follows.
 func decodeJSON(data []byte) (raw []byte, more bool, err error) {
+	if t := bytes.TrimLeft(data, " \n"); len(t) > 0 && t[0] != '{' {
+		if raw, ok := fastYAMLToJSON(data); ok {
+			return raw, false, nil
+		}
+	}
+	return decodeJSONSlow(data)
+}
+
+// decodeJSONSlow is decodeJSON with the full YAML parser (sigs.k8s.io/yaml, as the API machinery decodes).
+func decodeJSONSlow(data []byte) (raw []byte, more bool, err error) {
 	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var first json.RawMessage
 	if err := dec.Decode(&first); err != nil {

@@ -1,9 +1,11 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -37,26 +39,83 @@ func (ix *Index) DeclarativeConfig(catalog string) (*declcfg.DeclarativeConfig, 
 }
 
 // WriteCatalog writes a catalog of the index as a File-Based Catalog in format ("json" or "yaml"), like
-// DeclarativeConfig and WriteFBC, but one bundle at a time: only one bundle's manifests are in memory at once.
+// DeclarativeConfig and WriteFBC, but streamed: bundles are rendered concurrently (GOMAXPROCS workers) and written in
+// order, with at most a few bundles' manifests in memory at once.
 func (ix *Index) WriteCatalog(catalog, format string, w io.Writer) error {
 	if f := strings.ToLower(format); f != "json" && f != "yaml" && f != "yml" && f != "" {
 		return fmt.Errorf("unknown output format %q: use json or yaml", format)
 	}
-	return ix.eachPackage(catalog, func(head *declcfg.DeclarativeConfig, bundles []*Bundle) error {
-		if err := WriteFBC(head, format, w); err != nil {
-			return err
-		}
+	var jobs []renderJob
+	err := ix.eachPackage(catalog, func(head *declcfg.DeclarativeConfig, bundles []*Bundle) error {
+		jobs = append(jobs, renderJob{head: head})
 		for _, b := range bundles {
-			db, err := renderBundle(b)
-			if err != nil {
-				return err
-			}
-			if err := WriteFBC(&declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{db}}, format, w); err != nil {
-				return err
-			}
+			jobs = append(jobs, renderJob{bundle: b})
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return writeOrdered(jobs, format, w)
+}
+
+// renderJob is one piece of WriteCatalog's output: a package's olm.package and olm.channel documents, or a bundle.
+type renderJob struct {
+	head   *declcfg.DeclarativeConfig
+	bundle *Bundle
+}
+
+type rendered struct {
+	data []byte
+	err  error
+}
+
+// render is the job's documents in format.
+func (j renderJob) render(format string) rendered {
+	cfg := j.head
+	if j.bundle != nil {
+		db, err := renderBundle(j.bundle)
+		if err != nil {
+			return rendered{err: err}
+		}
+		cfg = &declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{db}}
+	}
+	var buf bytes.Buffer
+	err := WriteFBC(cfg, format, &buf)
+	return rendered{data: buf.Bytes(), err: err}
+}
+
+// writeOrdered renders jobs on GOMAXPROCS workers, at most twice as many ahead of the writer, and writes them in
+// order.
+func writeOrdered(jobs []renderJob, format string, w io.Writer) error {
+	results := make([]chan rendered, len(jobs))
+	for i := range results {
+		results[i] = make(chan rendered, 1)
+	}
+	ahead := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for i, j := range jobs {
+			select {
+			case ahead <- struct{}{}:
+			case <-done:
+				return
+			}
+			go func() { results[i] <- j.render(format) }()
+		}
+	}()
+	for i := range jobs {
+		r := <-results[i]
+		<-ahead
+		if r.err != nil {
+			return r.err
+		}
+		if _, err := w.Write(r.data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // eachPackage calls fn for each package of a catalog, by name, with its olm.package and olm.channel documents and
