@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -72,6 +73,9 @@ type rendered struct {
 
 // render is the job's documents in format.
 func (j renderJob) render(format string) rendered {
+	if j.bundle != nil && (format == "" || strings.EqualFold(format, "json")) {
+		return renderBundleJSON(j.bundle)
+	}
 	cfg := j.head
 	if j.bundle != nil {
 		db, err := renderBundle(j.bundle)
@@ -83,6 +87,45 @@ func (j renderJob) render(format string) rendered {
 	var buf bytes.Buffer
 	err := WriteFBC(cfg, format, &buf)
 	return rendered{data: buf.Bytes(), err: err}
+}
+
+// objectMark is the start of the stand-in data of an olm.bundle.object property in renderBundleJSON.
+const objectMark = "\x00alm-render-object-7c2f9e4b-"
+
+// renderBundleJSON is WriteFBC(json) of one bundle, byte for byte, without passing each object through the JSON
+// encoder twice (base64, then compact and indent): the bundle is encoded with short stand-ins for the objects' data,
+// whose base64 is then replaced by the objects' base64.
+func renderBundleJSON(b *Bundle) rendered {
+	db, objects, err := renderBundleParts(b)
+	if err != nil {
+		return rendered{err: err}
+	}
+	marks := make([]string, len(objects))
+	for i := range objects {
+		mark := fmt.Sprintf("%s%d\x00", objectMark, i)
+		marks[i] = `"` + base64.StdEncoding.EncodeToString([]byte(mark)) + `"`
+		db.Properties = append(db.Properties, property.MustBuildBundleObject([]byte(mark)))
+	}
+	var buf bytes.Buffer
+	if err := WriteFBC(&declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{db}}, "json", &buf); err != nil {
+		return rendered{err: err}
+	}
+	encoded := buf.Bytes()
+	size := len(encoded)
+	for _, o := range objects {
+		size += base64.StdEncoding.EncodedLen(len(o))
+	}
+	out := make([]byte, 0, size)
+	for i, o := range objects {
+		at := bytes.Index(encoded, []byte(marks[i]))
+		if at < 0 {
+			return rendered{err: fmt.Errorf("bundle %s: rendering object %d: stand-in not found", b.Name, i)}
+		}
+		out = append(out, encoded[:at+1]...)
+		out = base64.StdEncoding.AppendEncode(out, o)
+		encoded = encoded[at+len(marks[i])-1:]
+	}
+	return rendered{data: append(out, encoded...)}
 }
 
 // writeOrdered renders jobs on GOMAXPROCS workers, at most twice as many ahead of the writer, and writes them in
@@ -150,6 +193,15 @@ func (ix *Index) eachPackage(catalog string, fn func(head *declcfg.DeclarativeCo
 }
 
 func renderBundle(b *Bundle) (declcfg.Bundle, error) {
+	db, objects, err := renderBundleParts(b)
+	for _, o := range objects {
+		db.Properties = append(db.Properties, property.MustBuildBundleObject(o))
+	}
+	return db, err
+}
+
+// renderBundleParts is the olm.bundle document of b without its olm.bundle.object properties, and the objects.
+func renderBundleParts(b *Bundle) (declcfg.Bundle, [][]byte, error) {
 	db := declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: b.Name, Package: b.Package}
 	db.Properties = append(db.Properties, property.MustBuildPackage(b.Package, b.Version.String()))
 	for _, g := range b.Provides {
@@ -163,21 +215,18 @@ func renderBundle(b *Bundle) (declcfg.Bundle, error) {
 	case b.packed != nil:
 		var err error
 		if objects, err = unpackObjects(b.packed); err != nil {
-			return db, fmt.Errorf("bundle %s: %w", b.Name, err)
+			return db, nil, fmt.Errorf("bundle %s: %w", b.Name, err)
 		}
 	case b.manifests != nil || b.source != nil:
 		m, err := b.Manifests()
 		if err != nil {
-			return db, err
+			return db, nil, err
 		}
 		if objects, err = m.objectsJSON(); err != nil {
-			return db, fmt.Errorf("bundle %s: %w", b.Name, err)
+			return db, nil, fmt.Errorf("bundle %s: %w", b.Name, err)
 		}
 	}
-	for _, o := range objects {
-		db.Properties = append(db.Properties, property.MustBuildBundleObject(o))
-	}
-	return db, nil
+	return db, objects, nil
 }
 
 // objectsJSON is every object of the bundle as JSON, the CSV first, then the CRDs and the other objects: the JSON

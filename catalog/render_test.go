@@ -72,3 +72,33 @@ func TestWriteMermaid(t *testing.T) {
 		t.Error("unknown package accepted")
 	}
 }
+
+// TestWriteCatalogMatchesDeclarativeConfig: WriteCatalog (concurrent, with the fast JSON path for bundle objects)
+// writes exactly what WriteFBC writes for DeclarativeConfig, in both formats, on every bundle of testdata.
+func TestWriteCatalogMatchesDeclarativeConfig(t *testing.T) {
+	for _, dir := range []string{"testdata/etcd", "testdata/sdk", "testdata/realworld"} {
+		for _, forRender := range []bool{false, true} {
+			contents, err := LoadDirWith(dir, LoadOptions{ForRender: forRender})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix := NewIndex(Catalog{Name: dir, Contents: contents})
+			cfg, err := ix.DeclarativeConfig("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, format := range []string{"json", "yaml"} {
+				var want, got bytes.Buffer
+				if err := WriteFBC(cfg, format, &want); err != nil {
+					t.Fatal(err)
+				}
+				if err := ix.WriteCatalog("", format, &got); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(want.Bytes(), got.Bytes()) || len(cfg.Bundles) == 0 {
+					t.Errorf("%s (ForRender %v, %s): WriteCatalog differs from WriteFBC(DeclarativeConfig) (%d bundles)", dir, forRender, format, len(cfg.Bundles))
+				}
+			}
+		}
+	}
+}
