@@ -53,6 +53,7 @@ type parsedBundle struct {
 	csvDoc  *manifestDoc
 	crds    []*apiextv1.CustomResourceDefinition
 	crdDocs []*manifestDoc               // the file of each CRD; nil raw when the CRD was changed by normalization
+	crdKeys [][sha256.Size]byte          // a digest of each CRD's file content (the CRD validation cache's key)
 	objects []*unstructured.Unstructured // the kinds ALM installs
 	objDocs []*manifestDoc
 	// unsupported are objects of kinds ALM does not install.
@@ -382,7 +383,7 @@ func (pb *parsedBundle) addCRD(d *manifestDoc) []Problem {
 			problems = append(problems, warnf(d.file, RuleNormalized, "set x-kubernetes-preserve-unknown-fields in the version schemas",
 				"CRD %s: preserveUnknownFields moved into the schema", crd.Name))
 		}
-		pb.crds, pb.crdDocs = append(pb.crds, crd), append(pb.crdDocs, doc)
+		pb.crds, pb.crdDocs, pb.crdKeys = append(pb.crds, crd), append(pb.crdDocs, doc), append(pb.crdKeys, sha256.Sum256(d.raw))
 		return problems
 	case apiextv1beta1.SchemeGroupVersion.String():
 		old := &apiextv1beta1.CustomResourceDefinition{}
@@ -394,7 +395,7 @@ func (pb *parsedBundle) addCRD(d *manifestDoc) []Problem {
 			return []Problem{errorf(d.file, RuleCRDConversion, "ship the CRD as apiextensions.k8s.io/v1",
 				"cannot convert v1beta1 CRD %s to v1: %v", old.Name, err)}
 		}
-		pb.crds, pb.crdDocs = append(pb.crds, crd), append(pb.crdDocs, nil)
+		pb.crds, pb.crdDocs, pb.crdKeys = append(pb.crds, crd), append(pb.crdDocs, nil), append(pb.crdKeys, sha256.Sum256(d.raw))
 		return []Problem{warnf(d.file, RuleNormalized, "ship apiextensions.k8s.io/v1 CRDs",
 			"CRD %s converted from apiextensions.k8s.io/v1beta1 to v1", old.Name)}
 	}

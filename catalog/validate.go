@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/manifests"
@@ -54,7 +56,7 @@ func validateBundle(src *bundleSource, pb *parsedBundle) []Problem {
 		})...)
 	}
 	for i, crd := range pb.crds {
-		problems = append(problems, validateCRD(crd, fileOfCRD(pb, i, fileOf))...)
+		problems = append(problems, validateCRDCached(pb.crdKeys[i], crd, fileOfCRD(pb, i, fileOf))...)
 	}
 	problems = append(problems, ownChecks(pb.csv, csvFile)...)
 	problems = append(problems, unsupportedObjects(pb, fileOf)...)
@@ -80,6 +82,38 @@ func classifyAll(r valerrors.ManifestResult, path func(valerrors.Error) string) 
 		}
 	}
 	return problems
+}
+
+// crdVerdicts caches validateCRD's findings by the digest of the CRD's file content: the same CRD shipped by many
+// versions of a package (the usual case) is validated once per process. Findings are kept without their file.
+var crdVerdicts = struct {
+	sync.Mutex
+	m map[[sha256.Size]byte][]Problem
+}{m: map[[sha256.Size]byte][]Problem{}}
+
+// maxCRDVerdicts bounds the cache; it starts over when full.
+const maxCRDVerdicts = 20000
+
+// validateCRDCached is validateCRD, once per CRD content (key is the digest of the file the CRD was decoded from).
+func validateCRDCached(key [sha256.Size]byte, crd *apiextv1.CustomResourceDefinition, file string) []Problem {
+	crdVerdicts.Lock()
+	found, ok := crdVerdicts.m[key]
+	crdVerdicts.Unlock()
+	if !ok {
+		found = validateCRD(crd, "")
+		crdVerdicts.Lock()
+		if len(crdVerdicts.m) >= maxCRDVerdicts {
+			crdVerdicts.m = map[[sha256.Size]byte][]Problem{}
+		}
+		crdVerdicts.m[key] = found
+		crdVerdicts.Unlock()
+	}
+	out := make([]Problem, len(found))
+	for i, p := range found {
+		p.Path = file
+		out[i] = p
+	}
+	return out
 }
 
 // validateCRD validates a CRD as the API server validates a create of it (apiextensions.k8s.io/v1), status aside:
