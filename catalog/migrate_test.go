@@ -221,21 +221,3 @@ func copyTree(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
-
-// TestCRDVerdictCache: the same refused CRD in two bundles is reported at each bundle's own file.
-func TestCRDVerdictCache(t *testing.T) {
-	dir := t.TempDir()
-	for _, v := range []string{"a", "b"} {
-		copyTree(t, "testdata/realworld/v1-k8s-io-unapproved", filepath.Join(dir, v))
-	}
-	for _, v := range []string{"a", "b"} {
-		_, problems := LoadBundle(filepath.Join(dir, v))
-		found := false
-		for _, p := range problems {
-			found = found || (p.Rule == RuleCRDAPIApproval && strings.HasPrefix(p.Path, filepath.Join(dir, v, "manifests")+"/"))
-		}
-		if !found {
-			t.Errorf("bundle %s: no %s problem in its own manifests/: %v", v, RuleCRDAPIApproval, problems)
-		}
-	}
-}
