@@ -225,6 +225,9 @@ func readManifest(dir, rel, shown string) (*manifestDoc, []Problem) {
 	if err != nil {
 		return nil, []Problem{errorf(shown, RuleLoadFailed, "", "%v", err)}
 	}
+	if raw, head, ok := fastManifest(data); ok && head.Kind != "" && head.APIVersion != "" {
+		return &manifestDoc{file: shown, raw: raw, head: head}, nil
+	}
 	raw, more, err := decodeJSON(data)
 	if err != nil {
 		return nil, []Problem{errorf(shown, RuleMalformedYAML, "fix the YAML syntax", "%v", err)}

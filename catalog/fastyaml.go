@@ -15,6 +15,15 @@ import (
 // else — anchors, tags, flow collections, folded scalars, floats, timestamps, non-string keys, duplicate keys, tabs,
 // a second document — it returns false and the caller uses the full YAML parser, so the result never differs.
 func fastYAMLToJSON(data []byte) ([]byte, bool) {
+	p, ok := fastYAMLParse(data)
+	if !ok {
+		return nil, false
+	}
+	return p.out, true
+}
+
+// fastYAMLParse is fastYAMLToJSON, returning the reader (its output and root entries).
+func fastYAMLParse(data []byte) (*fastYAML, bool) {
 	if !printable(data) {
 		return nil, false
 	}
@@ -38,7 +47,7 @@ func fastYAMLToJSON(data []byte) ([]byte, bool) {
 		return nil, false
 	}
 	p.skipBlank()
-	return p.out, p.pos >= len(p.lines)
+	return p, p.pos >= len(p.lines)
 }
 
 // printable reports whether data is valid UTF-8 of characters YAML allows, without tabs and carriage returns.
@@ -61,6 +70,38 @@ func printable(data []byte) bool {
 	return true
 }
 
+// fastManifest is fastYAMLToJSON with the head of the object read from the root mapping's entries, so the document
+// is not scanned again for it; ok is false when either is not available.
+func fastManifest(data []byte) ([]byte, docHead, bool) {
+	var h docHead
+	p, ok := fastYAMLParse(data)
+	if !ok {
+		return nil, h, false
+	}
+	if p.root == nil { // keys were reordered
+		err := json.Unmarshal(p.out, &h)
+		return p.out, h, err == nil
+	}
+	for _, e := range p.root {
+		var err error
+		val := p.out[e.start+len(e.key)+3 : e.end] // after "key":
+		switch e.key {
+		case "apiVersion":
+			err = json.Unmarshal(val, &h.APIVersion)
+		case "kind":
+			err = json.Unmarshal(val, &h.Kind)
+		case "metadata":
+			err = json.Unmarshal(val, &h.Metadata)
+		case "status":
+			h.Status = val
+		}
+		if err != nil {
+			return nil, h, false
+		}
+	}
+	return p.out, h, true
+}
+
 type yline struct {
 	indent int
 	text   []byte // the line after its indentation
@@ -70,6 +111,7 @@ type fastYAML struct {
 	lines []yline
 	pos   int
 	out   []byte
+	root  []yentry // the root mapping's entries, when they were already in order (their offsets hold)
 }
 
 // skipBlank skips empty lines and comment lines.
@@ -147,6 +189,9 @@ func (p *fastYAML) sortEntries(start int, entries []yentry) bool {
 		sorted = sorted && entries[i-1].key < entries[i].key
 	}
 	if sorted {
+		if start == 0 {
+			p.root = entries
+		}
 		return true
 	}
 	seg := slices.Clone(p.out[start:])

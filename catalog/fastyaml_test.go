@@ -2,9 +2,11 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -25,6 +27,12 @@ func sameAsSlow(t *testing.T, name string, data []byte) (accepted bool) {
 	}
 	if !bytes.Equal(fast, slow) {
 		t.Errorf("%s: fast and full YAML readers differ:\nfast: %.600s\nfull: %.600s", name, fast, slow)
+	}
+	var want docHead
+	wantErr := json.Unmarshal(slow, &want)
+	raw, head, ok := fastManifest(data)
+	if ok != (wantErr == nil) || (ok && (!bytes.Equal(raw, slow) || !reflect.DeepEqual(head, want))) {
+		t.Errorf("%s: fastManifest head %+v (ok %v), want %+v (%v)", name, head, ok, want, wantErr)
 	}
 	return true
 }
@@ -69,6 +77,11 @@ var fastYAMLCases = []string{
 	"a: yes\nb: No\nc: on\nd: ~\ne:\nf: null\ng: y\nh: .inf\ni: <<\n",
 	"b: 1\na: 2\nc:\n  z: 1\n  y: 2\n",
 	"a: 1\na: 2\n",
+	"apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n  labels:\n    a: b\nspec: {}\nstatus:\n  loadBalancer: {}\n",
+	"kind: Service\napiVersion: v1\nmetadata:\n  name: x\n",
+	"apiVersion: 1\nkind: Service\n",
+	"apiVersion: v1\nkind: Service\nmetadata:\n  name:\n  - x\n",
+	"apiVersion: v1\nkind: Service\nstatus:\n",
 	"b: 1\na: 2\nc:\n  z: 1\n  x: [ ]\n  w:\n    v: 0\n    u: |-\n      t\n",
 	"a: yes\nb: No\nc: on\nd: ~\ne:\nf: null\ng: OFF\n",
 	"x: -1\nz: 0\nw: 922337203685477580\nv: 1.2.3.4\n",

@@ -59,7 +59,7 @@ func newMigrateCommand() *cobra.Command {
 			var me *catalog.MigrateError
 			if errors.As(err, &me) {
 				printProblems(cmd.ErrOrStderr(), me.Problems)
-				return &exitError{code: 1, msg: fmt.Sprintf("migrate: nothing written to %s (%d errors)", args[1], len(me.Problems))}
+				return &exitError{code: 1, msg: fmt.Sprintf("migrate: nothing written to %s: %d error(s)", args[1], len(me.Problems))}
 			}
 			if res != nil {
 				printProblems(cmd.ErrOrStderr(), res.Problems)
