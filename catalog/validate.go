@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -119,8 +120,7 @@ func validateCRDCached(key [sha256.Size]byte, crd *apiextv1.CustomResourceDefini
 // validateCRD validates a CRD as the API server validates a create of it (apiextensions.k8s.io/v1), status aside:
 // a CRD the API server would refuse is an error.
 func validateCRD(crd *apiextv1.CustomResourceDefinition, file string) []Problem {
-	in := crd.DeepCopy()
-	apiextv1.SetObjectDefaults_CustomResourceDefinition(in)
+	in := defaultedCopy(crd)
 	internal := &apiextensions.CustomResourceDefinition{}
 	if err := crdScheme.Convert(in, internal, nil); err != nil {
 		return []Problem{errorf(file, RuleCRDConversion, "ship a valid apiextensions.k8s.io/v1 CRD", "CRD %s: %v", crd.Name, err)}
@@ -140,6 +140,32 @@ func validateCRD(crd *apiextv1.CustomResourceDefinition, file string) []Problem 
 			"CRD %s: the API server refuses it: %s", crd.Name, e.Error()))
 	}
 	return problems
+}
+
+// defaultedCopy is crd with the API server's defaults, sharing with crd what defaulting does not change (the
+// schemas: copying them is most of the cost of a DeepCopy). Defaulting sets names, spec.conversion, a conversion
+// service's port and status.storedVersions; those are copied first.
+func defaultedCopy(crd *apiextv1.CustomResourceDefinition) *apiextv1.CustomResourceDefinition {
+	in := *crd
+	in.Status.StoredVersions = slices.Clip(in.Status.StoredVersions)
+	if c := crd.Spec.Conversion; c != nil {
+		conv := *c
+		in.Spec.Conversion = &conv
+		if w := conv.Webhook; w != nil {
+			hook := *w
+			conv.Webhook = &hook
+			if cc := hook.ClientConfig; cc != nil {
+				client := *cc
+				hook.ClientConfig = &client
+				if svc := client.Service; svc != nil {
+					ref := *svc
+					client.Service = &ref
+				}
+			}
+		}
+	}
+	apiextv1.SetObjectDefaults_CustomResourceDefinition(&in)
+	return &in
 }
 
 // ownChecks are ALM's checks on top of the operator-framework validators.
