@@ -212,10 +212,10 @@ func renderBundleParts(b *Bundle) (declcfg.Bundle, [][]byte, error) {
 	}
 	objects := b.objects
 	switch {
-	case b.packed != nil:
+	case b.plan != nil:
 		var err error
-		if objects, err = unpackObjects(b.packed); err != nil {
-			return db, nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+		if objects, err = b.plannedObjects(); err != nil {
+			return db, nil, err
 		}
 	case b.manifests != nil || b.source != nil:
 		m, err := b.Manifests()
@@ -232,6 +232,20 @@ func renderBundleParts(b *Bundle) (declcfg.Bundle, [][]byte, error) {
 // objectsJSON is every object of the bundle as JSON, the CSV first, then the CRDs and the other objects: the JSON
 // they were read from when normalization left them unchanged, else re-encoded.
 func (m *Manifests) objectsJSON() ([][]byte, error) {
+	all := m.ordered()
+	out := make([][]byte, 0, len(all))
+	for _, v := range all {
+		data, err := m.objectJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data)
+	}
+	return out, nil
+}
+
+// ordered is the CSV, the CRDs and the other objects.
+func (m *Manifests) ordered() []any {
 	all := []any{m.CSV}
 	for _, crd := range m.CRDs {
 		all = append(all, crd)
@@ -239,22 +253,18 @@ func (m *Manifests) objectsJSON() ([][]byte, error) {
 	for _, o := range m.Objects {
 		all = append(all, o)
 	}
-	out := make([][]byte, 0, len(all))
-	for _, v := range all {
-		if raw := m.raw[v]; raw != nil {
-			out = append(out, raw)
-			continue
-		}
-		if u, ok := v.(*unstructured.Unstructured); ok {
-			v = u.Object
-		}
-		data, err := manifestJSON(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, data)
+	return all
+}
+
+// objectJSON is one object of m as rendered: the JSON it was read from, or re-encoded.
+func (m *Manifests) objectJSON(v any) ([]byte, error) {
+	if raw := m.raw[v]; raw != nil {
+		return raw, nil
 	}
-	return out, nil
+	if u, ok := v.(*unstructured.Unstructured); ok {
+		v = u.Object
+	}
+	return manifestJSON(v)
 }
 
 // WriteFBC writes a DeclarativeConfig as JSON (format "json") or YAML ("yaml") with the operator-registry codec.

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"bytes"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -100,5 +102,23 @@ func TestWriteCatalogMatchesDeclarativeConfig(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestWriteCatalogRefusesChangedFiles: a catalog loaded for rendering reads its bundles' files again; one changed
+// since the load is an error naming it, not a catalog that mixes two versions of a file.
+func TestWriteCatalogRefusesChangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "testdata/etcd", dir)
+	contents, err := LoadDirWith(dir, LoadOptions{ForRender: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(Catalog{Name: dir, Contents: contents})
+	csv := filepath.Join(dir, "0.9.4", "manifests", "etcdoperator.v0.9.4.clusterserviceversion.yaml")
+	replaceIn(t, csv, "name: etcdoperator.v0.9.4", "name: etcdoperator.v0.9.5")
+	err = ix.WriteCatalog("", "json", io.Discard)
+	if err == nil || !strings.Contains(err.Error(), csv+" changed on disk") {
+		t.Errorf("err = %v, want %s changed on disk", err, csv)
 	}
 }
