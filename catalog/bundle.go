@@ -62,7 +62,7 @@ type Bundle struct {
 	source         *diskBundle // the directory a bundle's manifests are read from again
 	objects        [][]byte    // olm.bundle.object data from a File-Based Catalog, decoded on demand
 	minKubeVersion string
-	packed         []byte            // the rendered objects, compressed (LoadOptions.ForRender)
+	plan           []renderedObject  // how to render the objects (LoadOptions.ForRender)
 	digest         [sha256.Size]byte // of the bundle directory's manifests
 }
 
@@ -76,7 +76,8 @@ type Manifests struct {
 	// PodDisruptionBudgets, PriorityClasses, ServiceMonitors, PrometheusRules ...), in file order.
 	Objects []*unstructured.Unstructured
 
-	raw map[any][]byte // the JSON an object was read from, when normalization did not change it
+	raw   map[any][]byte // the JSON an object was read from, when normalization did not change it
+	files map[any]string // the file it was read from, for the objects in raw
 }
 
 // ErrNoManifests is returned for a bundle whose catalog lists only its metadata (a File-Based Catalog without

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/equality"
 )
 
 // TestLoadBundleWarnings: what a bundle may carry that ALM reports but still installs.
@@ -71,5 +73,51 @@ spec:
 				}
 			}
 		})
+	}
+}
+
+// TestCRDVerdictCache: the same refused CRD in two bundles is reported at each bundle's own file.
+func TestCRDVerdictCache(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"a", "b"} {
+		copyTree(t, "testdata/realworld/v1-k8s-io-unapproved", filepath.Join(dir, v))
+	}
+	for _, v := range []string{"a", "b"} {
+		_, problems := LoadBundle(filepath.Join(dir, v))
+		found := false
+		for _, p := range problems {
+			found = found || (p.Rule == RuleCRDAPIApproval && strings.HasPrefix(p.Path, filepath.Join(dir, v, "manifests")+"/"))
+		}
+		if !found {
+			t.Errorf("bundle %s: no %s problem in its own manifests/: %v", v, RuleCRDAPIApproval, problems)
+		}
+	}
+}
+
+// TestValidateCRDLeavesTheCRDAlone: validation defaults a copy; the CRD the bundle keeps is not changed (every CRD of
+// testdata/realworld, conversion webhooks included).
+func TestValidateCRDLeavesTheCRDAlone(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/realworld/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, dir := range dirs {
+		src, problems := readBundle(dir, dir)
+		if HasErrors(problems) {
+			continue
+		}
+		pb, _ := parseBundle(src)
+		for _, crd := range pb.crds {
+			before := crd.DeepCopy()
+			validateCRD(crd, "")
+			if !equality.Semantic.DeepEqual(before, crd) {
+				t.Errorf("%s: validateCRD changed CRD %s", dir, crd.Name)
+			}
+			n++
+		}
+	}
+	if n < 20 {
+		t.Errorf("only %d CRDs checked", n)
 	}
 }

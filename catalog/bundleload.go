@@ -53,6 +53,7 @@ type parsedBundle struct {
 	csvDoc  *manifestDoc
 	crds    []*apiextv1.CustomResourceDefinition
 	crdDocs []*manifestDoc               // the file of each CRD; nil raw when the CRD was changed by normalization
+	crdKeys [][sha256.Size]byte          // a digest of each CRD's file content (the CRD validation cache's key)
 	objects []*unstructured.Unstructured // the kinds ALM installs
 	objDocs []*manifestDoc
 	// unsupported are objects of kinds ALM does not install.
@@ -67,17 +68,18 @@ func LoadBundle(dir string) (*Bundle, []Problem) {
 	return loadBundle(dir, dir, false)
 }
 
-// loadBundleWith loads a bundle directory of a catalog directory; with opts.ForRender it keeps the rendered objects.
+// loadBundleWith loads a bundle directory of a catalog directory; with opts.ForRender it keeps how to render the
+// bundle's objects (renderPlan).
 func loadBundleWith(dir string, opts LoadOptions) (*Bundle, []Problem) {
 	b, problems := loadBundle(dir, dir, opts.ForRender)
 	if b == nil || !opts.ForRender {
 		return b, problems
 	}
-	packed, err := packObjects(b.manifests)
+	plan, err := renderPlan(b.manifests)
 	if err != nil {
 		return nil, append(problems, errorf(dir, RuleLoadFailed, "", "%v", err))
 	}
-	b.packed, b.manifests = packed, nil
+	b.plan, b.manifests = plan, nil
 	b.source = &diskBundle{dir: dir, digest: b.digest}
 	return b, problems
 }
@@ -155,19 +157,18 @@ func firstError(ps []Problem) string {
 
 // manifests is the Manifests of a parsed bundle, with the JSON of every object that normalization left unchanged.
 func (pb *parsedBundle) manifests() *Manifests {
-	m := &Manifests{CSV: pb.csv, CRDs: pb.crds, Objects: pb.objects, raw: map[any][]byte{}}
-	if pb.csvDoc != nil && len(pb.csvDoc.head.Status) == 0 {
-		m.raw[pb.csv] = pb.csvDoc.raw
-	}
-	for i, crd := range pb.crds {
-		if d := pb.crdDocs[i]; d != nil && len(d.head.Status) == 0 {
-			m.raw[crd] = d.raw
+	m := &Manifests{CSV: pb.csv, CRDs: pb.crds, Objects: pb.objects, raw: map[any][]byte{}, files: map[any]string{}}
+	keep := func(v any, d *manifestDoc) {
+		if d != nil && len(d.head.Status) == 0 {
+			m.raw[v], m.files[v] = d.raw, d.file
 		}
+	}
+	keep(pb.csv, pb.csvDoc)
+	for i, crd := range pb.crds {
+		keep(crd, pb.crdDocs[i])
 	}
 	for i, o := range pb.objects {
-		if d := pb.objDocs[i]; len(d.head.Status) == 0 {
-			m.raw[o] = d.raw
-		}
+		keep(o, pb.objDocs[i])
 	}
 	return m
 }
@@ -224,6 +225,9 @@ func readManifest(dir, rel, shown string) (*manifestDoc, []Problem) {
 	if err != nil {
 		return nil, []Problem{errorf(shown, RuleLoadFailed, "", "%v", err)}
 	}
+	if raw, head, ok := fastManifest(data); ok && head.Kind != "" && head.APIVersion != "" {
+		return &manifestDoc{file: shown, raw: raw, head: head}, nil
+	}
 	raw, more, err := decodeJSON(data)
 	if err != nil {
 		return nil, []Problem{errorf(shown, RuleMalformedYAML, "fix the YAML syntax", "%v", err)}
@@ -249,6 +253,16 @@ func readManifest(dir, rel, shown string) (*manifestDoc, []Problem) {
 // decodeJSON decodes the first YAML or JSON document of data into compact JSON (nil for an empty document);
 // more reports whether another non-empty document follows.
 func decodeJSON(data []byte) (raw []byte, more bool, err error) {
+	if t := bytes.TrimLeft(data, " \n"); len(t) > 0 && t[0] != '{' {
+		if raw, ok := fastYAMLToJSON(data); ok {
+			return raw, false, nil
+		}
+	}
+	return decodeJSONSlow(data)
+}
+
+// decodeJSONSlow is decodeJSON with the full YAML parser (sigs.k8s.io/yaml, as the API machinery decodes).
+func decodeJSONSlow(data []byte) (raw []byte, more bool, err error) {
 	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var first json.RawMessage
 	if err := dec.Decode(&first); err != nil {
@@ -372,7 +386,7 @@ func (pb *parsedBundle) addCRD(d *manifestDoc) []Problem {
 			problems = append(problems, warnf(d.file, RuleNormalized, "set x-kubernetes-preserve-unknown-fields in the version schemas",
 				"CRD %s: preserveUnknownFields moved into the schema", crd.Name))
 		}
-		pb.crds, pb.crdDocs = append(pb.crds, crd), append(pb.crdDocs, doc)
+		pb.crds, pb.crdDocs, pb.crdKeys = append(pb.crds, crd), append(pb.crdDocs, doc), append(pb.crdKeys, sha256.Sum256(d.raw))
 		return problems
 	case apiextv1beta1.SchemeGroupVersion.String():
 		old := &apiextv1beta1.CustomResourceDefinition{}
@@ -384,7 +398,7 @@ func (pb *parsedBundle) addCRD(d *manifestDoc) []Problem {
 			return []Problem{errorf(d.file, RuleCRDConversion, "ship the CRD as apiextensions.k8s.io/v1",
 				"cannot convert v1beta1 CRD %s to v1: %v", old.Name, err)}
 		}
-		pb.crds, pb.crdDocs = append(pb.crds, crd), append(pb.crdDocs, nil)
+		pb.crds, pb.crdDocs, pb.crdKeys = append(pb.crds, crd), append(pb.crdDocs, nil), append(pb.crdKeys, sha256.Sum256(d.raw))
 		return []Problem{warnf(d.file, RuleNormalized, "ship apiextensions.k8s.io/v1 CRDs",
 			"CRD %s converted from apiextensions.k8s.io/v1beta1 to v1", old.Name)}
 	}
@@ -392,33 +406,66 @@ func (pb *parsedBundle) addCRD(d *manifestDoc) []Problem {
 		"CustomResourceDefinition %s has unknown apiVersion %s", d.head.Metadata.Name, d.head.APIVersion)}
 }
 
-// packObjects is the bundle's objects as rendered (objectsJSON), one per line, gzip-compressed.
-func packObjects(m *Manifests) ([]byte, error) {
-	objects, err := m.objectsJSON()
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	for _, o := range objects {
-		_, _ = zw.Write(o)
-		_, _ = zw.Write([]byte{'\n'})
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+// renderedObject is one object of a bundle loaded for rendering, in objectsJSON order: read again from its file at
+// render time and checked against the digest of the JSON it had at load, or, when normalization changed it, kept
+// as its rendered JSON, compressed.
+type renderedObject struct {
+	file   string
+	sum    [sha256.Size]byte
+	packed []byte
 }
 
-// unpackObjects reverses packObjects.
-func unpackObjects(packed []byte) ([][]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(packed))
-	if err != nil {
-		return nil, err
+// renderPlan is how to render m's objects: most are read again from their files (cheaper than keeping them
+// compressed in memory), the normalized ones are kept.
+func renderPlan(m *Manifests) ([]renderedObject, error) {
+	all := m.ordered()
+	plan := make([]renderedObject, 0, len(all))
+	for _, v := range all {
+		if raw, file := m.raw[v], m.files[v]; raw != nil && file != "" {
+			plan = append(plan, renderedObject{file: file, sum: sha256.Sum256(raw)})
+			continue
+		}
+		data, err := m.objectJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		_, _ = zw.Write(data)
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		plan = append(plan, renderedObject{packed: buf.Bytes()})
 	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, err
+	return plan, nil
+}
+
+// plannedObjects are the bundle's objects as rendered, following its renderPlan; a file that changed since the
+// load is an error.
+func (b *Bundle) plannedObjects() ([][]byte, error) {
+	out := make([][]byte, 0, len(b.plan))
+	for _, o := range b.plan {
+		if o.packed != nil {
+			zr, err := gzip.NewReader(bytes.NewReader(o.packed))
+			if err != nil {
+				return nil, err
+			}
+			data, err := io.ReadAll(zr)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, data)
+			continue
+		}
+		data, err := os.ReadFile(o.file)
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+		}
+		raw, _, err := decodeJSON(data)
+		if err != nil || sha256.Sum256(raw) != o.sum {
+			return nil, fmt.Errorf("bundle %s: %s changed on disk since the catalog was loaded; load the catalog again", b.Name, o.file)
+		}
+		out = append(out, raw)
 	}
-	return bytes.Split(bytes.TrimSuffix(data, []byte{'\n'}), []byte{'\n'}), nil
+	return out, nil
 }

@@ -1,9 +1,12 @@
 package catalog
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -37,26 +40,125 @@ func (ix *Index) DeclarativeConfig(catalog string) (*declcfg.DeclarativeConfig, 
 }
 
 // WriteCatalog writes a catalog of the index as a File-Based Catalog in format ("json" or "yaml"), like
-// DeclarativeConfig and WriteFBC, but one bundle at a time: only one bundle's manifests are in memory at once.
+// DeclarativeConfig and WriteFBC, but streamed: bundles are rendered concurrently (GOMAXPROCS workers) and written in
+// order, with at most a few bundles' manifests in memory at once.
 func (ix *Index) WriteCatalog(catalog, format string, w io.Writer) error {
 	if f := strings.ToLower(format); f != "json" && f != "yaml" && f != "yml" && f != "" {
 		return fmt.Errorf("unknown output format %q: use json or yaml", format)
 	}
-	return ix.eachPackage(catalog, func(head *declcfg.DeclarativeConfig, bundles []*Bundle) error {
-		if err := WriteFBC(head, format, w); err != nil {
-			return err
-		}
+	var jobs []renderJob
+	err := ix.eachPackage(catalog, func(head *declcfg.DeclarativeConfig, bundles []*Bundle) error {
+		jobs = append(jobs, renderJob{head: head})
 		for _, b := range bundles {
-			db, err := renderBundle(b)
-			if err != nil {
-				return err
-			}
-			if err := WriteFBC(&declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{db}}, format, w); err != nil {
-				return err
-			}
+			jobs = append(jobs, renderJob{bundle: b})
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return writeOrdered(jobs, format, w)
+}
+
+// renderJob is one piece of WriteCatalog's output: a package's olm.package and olm.channel documents, or a bundle.
+type renderJob struct {
+	head   *declcfg.DeclarativeConfig
+	bundle *Bundle
+}
+
+type rendered struct {
+	data []byte
+	err  error
+}
+
+// render is the job's documents in format.
+func (j renderJob) render(format string) rendered {
+	if j.bundle != nil && (format == "" || strings.EqualFold(format, "json")) {
+		return renderBundleJSON(j.bundle)
+	}
+	cfg := j.head
+	if j.bundle != nil {
+		db, err := renderBundle(j.bundle)
+		if err != nil {
+			return rendered{err: err}
+		}
+		cfg = &declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{db}}
+	}
+	var buf bytes.Buffer
+	err := WriteFBC(cfg, format, &buf)
+	return rendered{data: buf.Bytes(), err: err}
+}
+
+// objectMark is the start of the stand-in data of an olm.bundle.object property in renderBundleJSON.
+const objectMark = "\x00alm-render-object-7c2f9e4b-"
+
+// renderBundleJSON is WriteFBC(json) of one bundle, byte for byte, without passing each object through the JSON
+// encoder twice (base64, then compact and indent): the bundle is encoded with short stand-ins for the objects' data,
+// whose base64 is then replaced by the objects' base64.
+func renderBundleJSON(b *Bundle) rendered {
+	db, objects, err := renderBundleParts(b)
+	if err != nil {
+		return rendered{err: err}
+	}
+	marks := make([]string, len(objects))
+	for i := range objects {
+		mark := fmt.Sprintf("%s%d\x00", objectMark, i)
+		marks[i] = `"` + base64.StdEncoding.EncodeToString([]byte(mark)) + `"`
+		db.Properties = append(db.Properties, property.MustBuildBundleObject([]byte(mark)))
+	}
+	var buf bytes.Buffer
+	if err := WriteFBC(&declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{db}}, "json", &buf); err != nil {
+		return rendered{err: err}
+	}
+	encoded := buf.Bytes()
+	size := len(encoded)
+	for _, o := range objects {
+		size += base64.StdEncoding.EncodedLen(len(o))
+	}
+	out := make([]byte, 0, size)
+	for i, o := range objects {
+		at := bytes.Index(encoded, []byte(marks[i]))
+		if at < 0 {
+			return rendered{err: fmt.Errorf("bundle %s: rendering object %d: stand-in not found", b.Name, i)}
+		}
+		out = append(out, encoded[:at+1]...)
+		out = base64.StdEncoding.AppendEncode(out, o)
+		encoded = encoded[at+len(marks[i])-1:]
+	}
+	return rendered{data: append(out, encoded...)}
+}
+
+// writeOrdered renders jobs on GOMAXPROCS workers, at most twice as many ahead of the writer, and writes them in
+// order.
+func writeOrdered(jobs []renderJob, format string, w io.Writer) error {
+	results := make([]chan rendered, len(jobs))
+	for i := range results {
+		results[i] = make(chan rendered, 1)
+	}
+	ahead := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for i, j := range jobs {
+			select {
+			case ahead <- struct{}{}:
+			case <-done:
+				return
+			}
+			go func() { results[i] <- j.render(format) }()
+		}
+	}()
+	for i := range jobs {
+		r := <-results[i]
+		<-ahead
+		if r.err != nil {
+			return r.err
+		}
+		if _, err := w.Write(r.data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // eachPackage calls fn for each package of a catalog, by name, with its olm.package and olm.channel documents and
@@ -91,6 +193,15 @@ func (ix *Index) eachPackage(catalog string, fn func(head *declcfg.DeclarativeCo
 }
 
 func renderBundle(b *Bundle) (declcfg.Bundle, error) {
+	db, objects, err := renderBundleParts(b)
+	for _, o := range objects {
+		db.Properties = append(db.Properties, property.MustBuildBundleObject(o))
+	}
+	return db, err
+}
+
+// renderBundleParts is the olm.bundle document of b without its olm.bundle.object properties, and the objects.
+func renderBundleParts(b *Bundle) (declcfg.Bundle, [][]byte, error) {
 	db := declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: b.Name, Package: b.Package}
 	db.Properties = append(db.Properties, property.MustBuildPackage(b.Package, b.Version.String()))
 	for _, g := range b.Provides {
@@ -101,29 +212,40 @@ func renderBundle(b *Bundle) (declcfg.Bundle, error) {
 	}
 	objects := b.objects
 	switch {
-	case b.packed != nil:
+	case b.plan != nil:
 		var err error
-		if objects, err = unpackObjects(b.packed); err != nil {
-			return db, fmt.Errorf("bundle %s: %w", b.Name, err)
+		if objects, err = b.plannedObjects(); err != nil {
+			return db, nil, err
 		}
 	case b.manifests != nil || b.source != nil:
 		m, err := b.Manifests()
 		if err != nil {
-			return db, err
+			return db, nil, err
 		}
 		if objects, err = m.objectsJSON(); err != nil {
-			return db, fmt.Errorf("bundle %s: %w", b.Name, err)
+			return db, nil, fmt.Errorf("bundle %s: %w", b.Name, err)
 		}
 	}
-	for _, o := range objects {
-		db.Properties = append(db.Properties, property.MustBuildBundleObject(o))
-	}
-	return db, nil
+	return db, objects, nil
 }
 
 // objectsJSON is every object of the bundle as JSON, the CSV first, then the CRDs and the other objects: the JSON
 // they were read from when normalization left them unchanged, else re-encoded.
 func (m *Manifests) objectsJSON() ([][]byte, error) {
+	all := m.ordered()
+	out := make([][]byte, 0, len(all))
+	for _, v := range all {
+		data, err := m.objectJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, data)
+	}
+	return out, nil
+}
+
+// ordered is the CSV, the CRDs and the other objects.
+func (m *Manifests) ordered() []any {
 	all := []any{m.CSV}
 	for _, crd := range m.CRDs {
 		all = append(all, crd)
@@ -131,22 +253,18 @@ func (m *Manifests) objectsJSON() ([][]byte, error) {
 	for _, o := range m.Objects {
 		all = append(all, o)
 	}
-	out := make([][]byte, 0, len(all))
-	for _, v := range all {
-		if raw := m.raw[v]; raw != nil {
-			out = append(out, raw)
-			continue
-		}
-		if u, ok := v.(*unstructured.Unstructured); ok {
-			v = u.Object
-		}
-		data, err := manifestJSON(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, data)
+	return all
+}
+
+// objectJSON is one object of m as rendered: the JSON it was read from, or re-encoded.
+func (m *Manifests) objectJSON(v any) ([]byte, error) {
+	if raw := m.raw[v]; raw != nil {
+		return raw, nil
 	}
-	return out, nil
+	if u, ok := v.(*unstructured.Unstructured); ok {
+		v = u.Object
+	}
+	return manifestJSON(v)
 }
 
 // WriteFBC writes a DeclarativeConfig as JSON (format "json") or YAML ("yaml") with the operator-registry codec.

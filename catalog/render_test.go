@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"bytes"
+	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,5 +72,53 @@ func TestWriteMermaid(t *testing.T) {
 	}
 	if err := ix.WriteMermaid(&buf, "nope"); err == nil {
 		t.Error("unknown package accepted")
+	}
+}
+
+// TestWriteCatalogMatchesDeclarativeConfig: WriteCatalog (concurrent, with the fast JSON path for bundle objects)
+// writes exactly what WriteFBC writes for DeclarativeConfig, in both formats, on every bundle of testdata.
+func TestWriteCatalogMatchesDeclarativeConfig(t *testing.T) {
+	for _, dir := range []string{"testdata/etcd", "testdata/sdk", "testdata/realworld"} {
+		for _, forRender := range []bool{false, true} {
+			contents, err := LoadDirWith(dir, LoadOptions{ForRender: forRender})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix := NewIndex(Catalog{Name: dir, Contents: contents})
+			cfg, err := ix.DeclarativeConfig("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, format := range []string{"json", "yaml"} {
+				var want, got bytes.Buffer
+				if err := WriteFBC(cfg, format, &want); err != nil {
+					t.Fatal(err)
+				}
+				if err := ix.WriteCatalog("", format, &got); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(want.Bytes(), got.Bytes()) || len(cfg.Bundles) == 0 {
+					t.Errorf("%s (ForRender %v, %s): WriteCatalog differs from WriteFBC(DeclarativeConfig) (%d bundles)", dir, forRender, format, len(cfg.Bundles))
+				}
+			}
+		}
+	}
+}
+
+// TestWriteCatalogRefusesChangedFiles: a catalog loaded for rendering reads its bundles' files again; one changed
+// since the load is an error naming it, not a catalog that mixes two versions of a file.
+func TestWriteCatalogRefusesChangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "testdata/etcd", dir)
+	contents, err := LoadDirWith(dir, LoadOptions{ForRender: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := NewIndex(Catalog{Name: dir, Contents: contents})
+	csv := filepath.Join(dir, "0.9.4", "manifests", "etcdoperator.v0.9.4.clusterserviceversion.yaml")
+	replaceIn(t, csv, "name: etcdoperator.v0.9.4", "name: etcdoperator.v0.9.5")
+	err = ix.WriteCatalog("", "json", io.Discard)
+	if err == nil || !strings.Contains(err.Error(), csv+" changed on disk") {
+		t.Errorf("err = %v, want %s changed on disk", err, csv)
 	}
 }

@@ -2,8 +2,11 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/manifests"
@@ -54,7 +57,7 @@ func validateBundle(src *bundleSource, pb *parsedBundle) []Problem {
 		})...)
 	}
 	for i, crd := range pb.crds {
-		problems = append(problems, validateCRD(crd, fileOfCRD(pb, i, fileOf))...)
+		problems = append(problems, validateCRDCached(pb.crdKeys[i], crd, fileOfCRD(pb, i, fileOf))...)
 	}
 	problems = append(problems, ownChecks(pb.csv, csvFile)...)
 	problems = append(problems, unsupportedObjects(pb, fileOf)...)
@@ -82,11 +85,42 @@ func classifyAll(r valerrors.ManifestResult, path func(valerrors.Error) string) 
 	return problems
 }
 
+// crdVerdicts caches validateCRD's findings by the digest of the CRD's file content: the same CRD shipped by many
+// versions of a package (the usual case) is validated once per process. Findings are kept without their file.
+var crdVerdicts = struct {
+	sync.Mutex
+	m map[[sha256.Size]byte][]Problem
+}{m: map[[sha256.Size]byte][]Problem{}}
+
+// maxCRDVerdicts bounds the cache; it starts over when full.
+const maxCRDVerdicts = 20000
+
+// validateCRDCached is validateCRD, once per CRD content (key is the digest of the file the CRD was decoded from).
+func validateCRDCached(key [sha256.Size]byte, crd *apiextv1.CustomResourceDefinition, file string) []Problem {
+	crdVerdicts.Lock()
+	found, ok := crdVerdicts.m[key]
+	crdVerdicts.Unlock()
+	if !ok {
+		found = validateCRD(crd, "")
+		crdVerdicts.Lock()
+		if len(crdVerdicts.m) >= maxCRDVerdicts {
+			crdVerdicts.m = map[[sha256.Size]byte][]Problem{}
+		}
+		crdVerdicts.m[key] = found
+		crdVerdicts.Unlock()
+	}
+	out := make([]Problem, len(found))
+	for i, p := range found {
+		p.Path = file
+		out[i] = p
+	}
+	return out
+}
+
 // validateCRD validates a CRD as the API server validates a create of it (apiextensions.k8s.io/v1), status aside:
 // a CRD the API server would refuse is an error.
 func validateCRD(crd *apiextv1.CustomResourceDefinition, file string) []Problem {
-	in := crd.DeepCopy()
-	apiextv1.SetObjectDefaults_CustomResourceDefinition(in)
+	in := defaultedCopy(crd)
 	internal := &apiextensions.CustomResourceDefinition{}
 	if err := crdScheme.Convert(in, internal, nil); err != nil {
 		return []Problem{errorf(file, RuleCRDConversion, "ship a valid apiextensions.k8s.io/v1 CRD", "CRD %s: %v", crd.Name, err)}
@@ -106,6 +140,32 @@ func validateCRD(crd *apiextv1.CustomResourceDefinition, file string) []Problem 
 			"CRD %s: the API server refuses it: %s", crd.Name, e.Error()))
 	}
 	return problems
+}
+
+// defaultedCopy is crd with the API server's defaults, sharing with crd what defaulting does not change (the
+// schemas: copying them is most of the cost of a DeepCopy). Defaulting sets names, spec.conversion, a conversion
+// service's port and status.storedVersions; those are copied first.
+func defaultedCopy(crd *apiextv1.CustomResourceDefinition) *apiextv1.CustomResourceDefinition {
+	in := *crd
+	in.Status.StoredVersions = slices.Clip(in.Status.StoredVersions)
+	if c := crd.Spec.Conversion; c != nil {
+		conv := *c
+		in.Spec.Conversion = &conv
+		if w := conv.Webhook; w != nil {
+			hook := *w
+			conv.Webhook = &hook
+			if cc := hook.ClientConfig; cc != nil {
+				client := *cc
+				hook.ClientConfig = &client
+				if svc := client.Service; svc != nil {
+					ref := *svc
+					client.Service = &ref
+				}
+			}
+		}
+	}
+	apiextv1.SetObjectDefaults_CustomResourceDefinition(&in)
+	return &in
 }
 
 // ownChecks are ALM's checks on top of the operator-framework validators.

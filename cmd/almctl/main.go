@@ -57,7 +57,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	bundle := &cobra.Command{Use: "bundle", Short: "Work with single bundles"}
 	bundle.AddCommand(newValidateCommand())
 	cat := &cobra.Command{Use: "catalog", Short: "Work with a catalog directory (bundle directories and File-Based Catalog files)"}
-	cat.AddCommand(newRenderCommand(), newResolveCommand(), newGraphCommand())
+	cat.AddCommand(newRenderCommand(), newResolveCommand(), newGraphCommand(), newMigrateCommand())
 	root.AddCommand(bundle, cat, newPublishCommand())
 	return root
 }
