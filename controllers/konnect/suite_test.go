@@ -36,7 +36,7 @@ import (
 	"github.com/almproject/alm/test/localkube"
 )
 
-// kubeAPI is the local Kubernetes API server the integration tests run against (test/controlplane), not a Konnect
+// kubeAPI is the local Kubernetes API server the integration tests run against (test/localkube), not a Konnect
 // control plane.
 var kubeAPI *localkube.Cluster
 
