@@ -97,8 +97,11 @@ test-e2e: tools ## Run only the end-to-end tests.
 	go test $(GO_TEST_FLAGS) ./test/e2e/...
 
 .PHONY: bench
-bench: tools ## Run the Go benchmarks.
-	go test -run '^$$' -bench . -benchmem -timeout 30m ./...
+BENCH     ?= .
+BENCHPKGS ?= ./...
+
+bench: tools ## Run the Go benchmarks (BENCH=regexp, BENCHPKGS=packages to narrow them, e.g. BENCH=BundleDirs BENCHPKGS=./catalog).
+	go test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 30m $(BENCHPKGS)
 
 ##@ Run
 
