@@ -196,6 +196,10 @@ func bundleFiles(dir string) ([]string, int64, error) {
 			if d.IsDir() {
 				return nil
 			}
+			if !d.Type().IsRegular() {
+				rel, _ := filepath.Rel(dir, path)
+				return &irregularFileError{rel: filepath.ToSlash(rel), mode: d.Type()}
+			}
 			info, err := d.Info()
 			if err != nil {
 				return err
@@ -211,6 +215,17 @@ func bundleFiles(dir string) ([]string, int64, error) {
 	}
 	sort.Strings(files)
 	return files, size, nil
+}
+
+// irregularFileError is a symlink, device, socket or pipe in a bundle: a bundle holds regular files only, so that
+// it cannot make ALM read outside its directory or read without end.
+type irregularFileError struct {
+	rel  string
+	mode os.FileMode
+}
+
+func (e *irregularFileError) Error() string {
+	return fmt.Sprintf("%s is not a regular file (%s); a bundle holds regular files only", e.rel, e.mode.Type())
 }
 
 // readAnnotations reads metadata/annotations.yaml.

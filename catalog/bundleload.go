@@ -179,6 +179,10 @@ func readBundle(dir, shown string) (*bundleSource, []Problem) {
 	src := &bundleSource{dir: dir, shown: shown}
 	at := func(rel string) string { return filepath.Join(shown, rel) }
 	files, size, err := bundleFiles(dir)
+	var irregular *irregularFileError
+	if errors.As(err, &irregular) {
+		return src, []Problem{errorf(at(irregular.rel), RuleIrregularFile, "replace links by the files themselves", "%v", err)}
+	}
 	if err != nil {
 		return src, []Problem{errorf(shown, RuleLoadFailed, "", "%v", err)}
 	}

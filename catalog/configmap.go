@@ -115,6 +115,9 @@ func ConfigMapPath(cm *corev1.ConfigMap) string {
 	return "configmap/" + cm.Namespace + "/" + cm.Name
 }
 
+// maxTarSize bounds what a ConfigMap bundle may decompress to: its files (MaxBundleSize) and their tar headers.
+const maxTarSize = 4 * MaxBundleSize
+
 // BundleFromConfigMap decodes and validates a bundle stored by BundleConfigMap. It unpacks the files into a
 // temporary directory (removed before it returns) so the operator-framework loader reads them as on disk.
 func BundleFromConfigMap(cm *corev1.ConfigMap) (*Bundle, []Problem) {
@@ -128,13 +131,19 @@ func BundleFromConfigMap(cm *corev1.ConfigMap) (*Bundle, []Problem) {
 	if !ok {
 		return fail(RuleConfigMap, "publish bundles with `almctl publish`", "no binaryData key %s", ConfigMapKey)
 	}
+	if len(data) > MaxConfigMapData {
+		return fail(RuleConfigMapTooLarge, "a bundle must fit in one ConfigMap", "%s is %d bytes, more than the %d a ConfigMap holds", ConfigMapKey, len(data), MaxConfigMapData)
+	}
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return fail(RuleConfigMap, "republish the bundle", "%s is not gzip data: %v", ConfigMapKey, err)
 	}
-	raw, err := io.ReadAll(io.LimitReader(zr, 4*MaxBundleSize))
+	raw, err := io.ReadAll(io.LimitReader(zr, maxTarSize+1))
 	if err != nil {
 		return fail(RuleConfigMap, "republish the bundle", "%s: %v", ConfigMapKey, err)
+	}
+	if len(raw) > maxTarSize {
+		return fail(RuleBundleTooLarge, "a bundle must fit in one ConfigMap", "%s decompresses to more than %d bytes", ConfigMapKey, maxTarSize)
 	}
 	if want := cm.Annotations[AnnotationDigest]; want != "" {
 		sum := sha256.Sum256(raw)

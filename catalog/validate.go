@@ -60,6 +60,10 @@ func validateBundle(src *bundleSource, pb *parsedBundle) []Problem {
 		problems = append(problems, validateCRDCached(pb.crdKeys[i], crd, fileOfCRD(pb, i, fileOf))...)
 	}
 	problems = append(problems, ownChecks(pb.csv, csvFile)...)
+	problems = append(problems, builtinGroupCRDs(pb.crds, func(i int) string { return fileOfCRD(pb, i, fileOf) })...)
+	problems = append(problems, wildcardPermissions(pb.csv, csvFile)...)
+	problems = append(problems, privilegedDeployments(pb.csv, csvFile)...)
+	problems = append(problems, objectChecks(pb.objects, func(i int) string { return pb.objDocs[i].file })...)
 	problems = append(problems, unsupportedObjects(pb, fileOf)...)
 	return problems
 }
