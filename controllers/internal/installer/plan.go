@@ -71,7 +71,9 @@ func (p *Plan) Declares(gvk schema.GroupVersionKind, namespace, name string) boo
 // NewPlan builds the objects ov installs. It is pure apart from scope, and returns an InvalidError for a strategy
 // or bundle object ALM cannot install, naming the field or object. A ServiceAccount the bundle ships under the name
 // of one the install strategy uses is merged with it: it is planned once, in the ServiceAccounts' place, with the
-// bundle's labels, annotations and imagePullSecrets.
+// bundle's labels, annotations and imagePullSecrets. Bundle objects are installed in ov's namespace whatever their
+// metadata.namespace says. CheckPolicy refuses wildcard RBAC, cluster-admin bindings and privileged pods unless
+// ov's annotations allow them.
 func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) {
 	strategy := ov.Spec.Install
 	if strategy.StrategyName != opv1alpha1.InstallStrategyNameDeployment {
@@ -97,6 +99,9 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 		return nil, err
 	}
 	if err := p.addDeployments(spec, ov.Namespace); err != nil {
+		return nil, err
+	}
+	if err := CheckPolicy(p, AllowedFrom(ov.Annotations)); err != nil {
 		return nil, err
 	}
 	return p, nil

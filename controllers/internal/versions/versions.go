@@ -6,6 +6,7 @@ package versions
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,7 +85,8 @@ func Installed(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.Opera
 	return installed
 }
 
-// Create creates ov for at: owned by the AppType (deleting the AppType uninstalls) and labelled with its package.
+// Create creates ov for at: owned by the AppType (deleting the AppType uninstalls), labelled with its package and
+// annotated with its operators.alm.dev/allow-* opt-ins.
 // An OperatorVersion that already exists is left as it is.
 func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion) error {
 	if err := controllerutil.SetControllerReference(at, ov, c.Scheme()); err != nil {
@@ -94,6 +96,14 @@ func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType,
 		ov.Labels = map[string]string{}
 	}
 	ov.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(at.Spec.Package)
+	for k, v := range at.Annotations { // the opt-ins the installer reads (installer.AllowedFrom)
+		if strings.HasPrefix(k, catalog.AnnotationAllowPrefix) {
+			if ov.Annotations == nil {
+				ov.Annotations = map[string]string{}
+			}
+			ov.Annotations[k] = v
+		}
+	}
 	if err := c.Create(ctx, ov); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating OperatorVersion %s/%s for AppType %s: %w", ov.Namespace, ov.Name, at.Name, err)
 	}

@@ -1,11 +1,15 @@
 package versions
 
 import (
+	"context"
 	"testing"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/lib/version"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 )
@@ -102,5 +106,29 @@ func TestInstalled(t *testing.T) {
 				t.Fatalf("Installed = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCreateCopiesOptIns: the AppType's operators.alm.dev/allow-* annotations, which the installer reads, are copied
+// onto the OperatorVersions created for it; its other annotations are not.
+func TestCreateCopiesOptIns(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := operatorsv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).Build()
+	at := &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd", UID: "u1", Annotations: map[string]string{
+		"operators.alm.dev/allow-wildcard-rbac": "true", "example.com/note": "x",
+	}}, Spec: operatorsv1alpha1.AppTypeSpec{Package: "etcd"}}
+	o := ov("etcd.v1.0.0", "1.0.0")
+	if err := Create(context.Background(), c, at, &o); err != nil {
+		t.Fatal(err)
+	}
+	got := &operatorsv1alpha1.OperatorVersion{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(&o), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations["operators.alm.dev/allow-wildcard-rbac"] != "true" || got.Annotations["example.com/note"] != "" {
+		t.Errorf("annotations = %v", got.Annotations)
 	}
 }

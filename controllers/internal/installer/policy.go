@@ -1,0 +1,74 @@
+package installer
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/almproject/alm/catalog"
+)
+
+// Allowed are the rules, among those ALM refuses by default (catalog.RuleWildcardRBAC, catalog.RuleClusterAdmin,
+// catalog.RulePrivilegedPod), that an OperatorVersion may break.
+type Allowed map[string]bool
+
+// AllowedFrom reads the opt-in annotations operators.alm.dev/allow-<rule>: "true". The AppType carries them; the
+// OperatorVersions created for it get a copy (versions.Create), and the installer reads the OperatorVersion's.
+func AllowedFrom(annotations map[string]string) Allowed {
+	allowed := Allowed{}
+	for k, v := range annotations {
+		if rule, ok := strings.CutPrefix(k, catalog.AnnotationAllowPrefix); ok && v == "true" {
+			allowed[rule] = true
+		}
+	}
+	return allowed
+}
+
+// CheckPolicy refuses, with an InvalidError naming the object, the field and the rule, a plan that grants `*` on
+// `*`, binds cluster-admin or runs privileged pods unless allowed, and one with a CRD in a group Kubernetes serves
+// (never allowed).
+func CheckPolicy(p *Plan, allowed Allowed) error {
+	for _, crd := range p.CRDs {
+		if group, _, _ := unstructured.NestedString(crd.Object, "spec", "group"); catalog.IsBuiltinGroup(group) {
+			return invalidf("CustomResourceDefinition %s: spec.group %q is served by Kubernetes itself (rule %s)", crd.GetName(), group, catalog.RuleCRDBuiltinGroup)
+		}
+	}
+	for _, obj := range p.Objects {
+		what := obj.GetKind() + " " + describe(obj)
+		switch {
+		case !allowed[catalog.RuleWildcardRBAC] && catalog.WildcardRole(obj):
+			return refused(catalog.RuleWildcardRBAC, "%s: rules[%d] grants every verb on every resource of every API group", what, wildcardIndex(obj))
+		case !allowed[catalog.RuleClusterAdmin] && catalog.BindsClusterAdmin(obj):
+			return refused(catalog.RuleClusterAdmin, "%s: roleRef binds ClusterRole cluster-admin", what)
+		case !allowed[catalog.RulePrivilegedPod] && obj.GetKind() == "Deployment":
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
+				return invalidf("%s: %v", what, err)
+			}
+			if why := catalog.PrivilegedPod(&d.Spec.Template.Spec); why != "" {
+				return refused(catalog.RulePrivilegedPod, "%s: spec.template.spec runs %s", what, why)
+			}
+		}
+	}
+	return nil
+}
+
+func refused(rule, format string, args ...any) error {
+	return invalidf("%s (rule %s); annotate the AppType %s%s: \"true\" to allow it", fmt.Sprintf(format, args...), rule, catalog.AnnotationAllowPrefix, rule)
+}
+
+// wildcardIndex is the index of the first wildcard rule of a Role or ClusterRole.
+func wildcardIndex(obj *unstructured.Unstructured) int {
+	var role rbacv1.ClusterRole
+	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role)
+	for i, r := range role.Rules {
+		if catalog.WildcardRule(r) {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,159 @@
+package installer
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/test/harness"
+)
+
+var wildcard = rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}
+
+func addObject(o *operatorsv1alpha1.OperatorVersion, json string) {
+	o.Spec.Objects = append(o.Spec.Objects, runtime.RawExtension{Raw: []byte(json)})
+}
+
+func podSpec(o *operatorsv1alpha1.OperatorVersion) *corev1.PodSpec {
+	return &o.Spec.Install.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec
+}
+
+const (
+	adminBinding = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"%s","metadata":{"name":"demo-admin"},` +
+		`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"ServiceAccount","name":"demo-operator"}]}`
+	builtinCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"roles.rbac.authorization.k8s.io"},` +
+		`"spec":{"group":"rbac.authorization.k8s.io","names":{"kind":"Role","plural":"roles"},"scope":"Namespaced","versions":[]}}`
+)
+
+// TestPolicy: what the installer refuses by default, the message (object, field, rule, opt-in annotation), and the
+// opt-in. A refusal is an InvalidError: the OperatorVersion fails and nothing is applied. Every row is listed under
+// "Hostile inputs" in the top-level README.
+func TestPolicy(t *testing.T) {
+	cases := []struct {
+		name   string
+		allow  map[string]string // the OperatorVersion's annotations
+		mutate func(*operatorsv1alpha1.OperatorVersion)
+		want   []string // substrings of the refusal; none: the plan is accepted
+	}{
+		{"wildcard permissions", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.Permissions[0].Rules = append(o.Spec.Install.StrategySpec.Permissions[0].Rules, wildcard)
+		}, []string{"Role ns/demo.v1.0.0-demo-operator: rules[1] grants every verb", "rule wildcard-rbac", `operators.alm.dev/allow-wildcard-rbac: "true"`}},
+		{"wildcard permissions allowed", map[string]string{"operators.alm.dev/allow-wildcard-rbac": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.Permissions[0].Rules = append(o.Spec.Install.StrategySpec.Permissions[0].Rules, wildcard)
+		}, nil},
+		{"wildcard allowed only by \"true\"", map[string]string{"operators.alm.dev/allow-wildcard-rbac": "yes"}, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.Permissions[0].Rules = append(o.Spec.Install.StrategySpec.Permissions[0].Rules, wildcard)
+		}, []string{"rule wildcard-rbac"}},
+		{"wildcard cluster permissions", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{wildcard}
+		}, []string{"ClusterRole alm:ns:demo.v1.0.0:demo-operator: rules[0]", "rule wildcard-rbac"}},
+		{"wildcard ClusterRole object", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"everything"},"rules":[{"apiGroups":["*"],"resources":["*"],"verbs":["*"]}]}`)
+		}, []string{"ClusterRole everything: rules[0]", "rule wildcard-rbac"}},
+		{"cluster-admin ClusterRoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1))
+		}, []string{"ClusterRoleBinding demo-admin: roleRef binds ClusterRole cluster-admin", "rule cluster-admin-binding", "operators.alm.dev/allow-cluster-admin-binding"}},
+		{"cluster-admin RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(adminBinding, "%s", "RoleBinding", 1))
+		}, []string{"RoleBinding ns/demo-admin: roleRef binds ClusterRole cluster-admin"}},
+		{"cluster-admin allowed", map[string]string{"operators.alm.dev/allow-cluster-admin-binding": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1))
+		}, nil},
+		{"privileged container", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			podSpec(o).Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+		}, []string{"Deployment ns/demo-operator: spec.template.spec runs privileged container", "rule privileged-pod", "operators.alm.dev/allow-privileged-pod"}},
+		{"hostPath volume", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			podSpec(o).Volumes = append(podSpec(o).Volumes, corev1.Volume{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}})
+		}, []string{"Deployment ns/demo-operator: spec.template.spec runs hostPath volume root (/)", "rule privileged-pod"}},
+		{"host network", nil, func(o *operatorsv1alpha1.OperatorVersion) { podSpec(o).HostNetwork = true },
+			[]string{"host namespaces", "rule privileged-pod"}},
+		{"privileged allowed", map[string]string{"operators.alm.dev/allow-privileged-pod": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+			podSpec(o).HostNetwork = true
+		}, nil},
+		{"CRD in a built-in group, whatever is allowed", map[string]string{
+			"operators.alm.dev/allow-wildcard-rbac": "true", "operators.alm.dev/allow-cluster-admin-binding": "true", "operators.alm.dev/allow-privileged-pod": "true",
+		}, func(o *operatorsv1alpha1.OperatorVersion) { addObject(o, builtinCRD) },
+			[]string{`CustomResourceDefinition roles.rbac.authorization.k8s.io: spec.group "rbac.authorization.k8s.io" is served by Kubernetes itself`, "rule crd-builtin-group"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ov := harness.Demo{Namespace: "ns", Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
+			ov.Annotations = c.allow
+			c.mutate(ov)
+			p, err := NewPlan(ov, scope)
+			if c.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			var invalid *InvalidError
+			if !errors.As(err, &invalid) || p != nil {
+				t.Fatalf("want an InvalidError and no plan, got %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestObjectInOtherNamespace: a bundle object that names another namespace is installed in the OperatorVersion's.
+func TestObjectInOtherNamespace(t *testing.T) {
+	ov := harness.Demo{Namespace: "ns", Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
+	addObject(ov, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"stolen","namespace":"kube-system"}}`)
+	p, err := NewPlan(ov, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range p.All() {
+		if o.GetName() == "stolen" && o.GetNamespace() != "ns" {
+			t.Errorf("Secret stolen planned in namespace %q, want ns", o.GetNamespace())
+		}
+		if o.GetNamespace() != "" && o.GetNamespace() != "ns" {
+			t.Errorf("%s %s planned in namespace %q", o.GetKind(), o.GetName(), o.GetNamespace())
+		}
+	}
+}
+
+// TestConflictNamesTheObject: an object of the plan that exists and is not ALM's (a user's, another package's,
+// another namespace's) is a conflict whose message names the object.
+func TestConflictNamesTheObject(t *testing.T) {
+	ov := harness.Demo{Namespace: "ns", Name: "demo.v1.0.0", Package: "demo", Version: "1.0.0"}.OperatorVersion()
+	existing := func(labels map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetKind("ConfigMap")
+		u.SetNamespace("ns")
+		u.SetName("demo-config")
+		u.SetLabels(labels)
+		return u
+	}
+	cases := []struct {
+		name   string
+		labels map[string]string
+		want   string
+	}{
+		{"user's object", nil, "ConfigMap ns/demo-config exists and was not created by ALM; delete or rename it so that demo.v1.0.0 can install"},
+		{"other package", map[string]string{operatorsv1alpha1.LabelAppType: "other"}, "ConfigMap ns/demo-config belongs to package other; package demo cannot install"},
+		{"other namespace", map[string]string{operatorsv1alpha1.LabelAppType: "demo", operatorsv1alpha1.LabelOwnerNamespace: "elsewhere"},
+			"ConfigMap ns/demo-config belongs to the demo installed in namespace elsewhere"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkOwner(existing(c.labels), ov)
+			var conflict *ConflictError
+			if !errors.As(err, &conflict) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want a ConflictError %q, got %v", c.want, err)
+			}
+		})
+	}
+}
