@@ -225,7 +225,18 @@ type irregularFileError struct {
 }
 
 func (e *irregularFileError) Error() string {
-	return fmt.Sprintf("%s is not a regular file (%s); a bundle holds regular files only", e.rel, e.mode.Type())
+	what := e.mode.Type().String()
+	switch {
+	case e.mode&os.ModeSymlink != 0:
+		what = "a symbolic link"
+	case e.mode&os.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case e.mode&os.ModeSocket != 0:
+		what = "a socket"
+	case e.mode&os.ModeDevice != 0:
+		what = "a device"
+	}
+	return fmt.Sprintf("%s is %s; a bundle holds regular files only", e.rel, what)
 }
 
 // readAnnotations reads metadata/annotations.yaml.

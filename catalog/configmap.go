@@ -168,7 +168,7 @@ func BundleFromConfigMap(cm *corev1.ConfigMap) (*Bundle, []Problem) {
 		name := path.Clean(h.Name)
 		if h.Typeflag != tar.TypeReg || strings.HasPrefix(name, "..") || path.IsAbs(name) ||
 			!(strings.HasPrefix(name, "manifests/") || strings.HasPrefix(name, "metadata/")) {
-			return fail(RuleConfigMap, "republish the bundle", "unexpected tar entry %q", h.Name)
+			return fail(RuleConfigMap, "republish the bundle", "unexpected tar entry %q: a bundle ConfigMap holds regular files under manifests/ and metadata/ only", h.Name)
 		}
 		target := filepath.Join(tmp, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {

@@ -81,7 +81,7 @@ func TestHostileInput(t *testing.T) {
 		detail   []string // substrings of the detail
 		prepare  func(t *testing.T, dir, bad string)
 	}{
-		{name: "symlink-outside-bundle", rule: RuleIrregularFile, severity: SeverityError, file: "manifests/passwd.yaml", detail: []string{"manifests/passwd.yaml", "not a regular file"},
+		{name: "symlink-outside-bundle", rule: RuleIrregularFile, severity: SeverityError, file: "manifests/passwd.yaml", detail: []string{"manifests/passwd.yaml", "is a symbolic link", "regular files only"},
 			prepare: func(t *testing.T, dir, bad string) {
 				symlink(t, "/etc/passwd", filepath.Join(bad, "manifests/passwd.yaml"))
 			}},
@@ -97,7 +97,7 @@ func TestHostileInput(t *testing.T) {
 			prepare: func(t *testing.T, dir, bad string) {
 				symlink(t, filepath.Join(dir, "good/1.0.0/metadata/annotations.yaml"), filepath.Join(bad, "metadata/annotations.yaml"))
 			}},
-		{name: "fifo-in-manifests", rule: RuleIrregularFile, severity: SeverityError, file: "manifests/pipe.yaml", detail: []string{"manifests/pipe.yaml"},
+		{name: "fifo-in-manifests", rule: RuleIrregularFile, severity: SeverityError, file: "manifests/pipe.yaml", detail: []string{"manifests/pipe.yaml is a named pipe"},
 			prepare: func(t *testing.T, dir, bad string) {
 				if err := syscall.Mkfifo(filepath.Join(bad, "manifests/pipe.yaml"), 0o644); err != nil {
 					t.Skip(err)
@@ -110,6 +110,13 @@ func TestHostileInput(t *testing.T) {
 		{name: "yaml-alias-bomb-annotations", rule: RuleMalformedYAML, severity: SeverityError, file: "metadata/annotations.yaml", detail: []string{"alias"},
 			prepare: func(t *testing.T, dir, bad string) {
 				writeFile(t, filepath.Join(bad, "metadata/annotations.yaml"), billionLaughs(""))
+			}},
+		{name: "yaml-alias-bomb-fbc", rule: RuleMalformedFBC, severity: SeverityError, file: "fbc/catalog.yaml", detail: []string{"alias"},
+			prepare: func(t *testing.T, dir, bad string) {
+				if err := os.RemoveAll(filepath.Dir(bad)); err != nil {
+					t.Fatal(err)
+				}
+				writeFile(t, filepath.Join(dir, "fbc/catalog.yaml"), billionLaughs("schema: olm.package\nname: bad\n"))
 			}},
 		{name: "50MB-manifest", rule: RuleBundleTooLarge, severity: SeverityError, file: "bad/1.0.0", detail: []string{"bytes", "one ConfigMap"},
 			prepare: func(t *testing.T, dir, bad string) {
@@ -217,6 +224,7 @@ func assertHostile(t *testing.T, ix *Index, prefix, rule string, severity Severi
 	if found == nil {
 		t.Fatalf("no %s %s problem at %s; got:\n%s", severity, rule, file, problemLines(ix.Problems()))
 	}
+	t.Logf("%s: %s: %s", strings.TrimPrefix(found.Path, prefix+"/"), found.Rule, found.Detail)
 	if !strings.HasPrefix(found.Path, prefix) {
 		t.Errorf("problem path %q is not under %q", found.Path, prefix)
 	}
@@ -315,6 +323,7 @@ func TestHostileConfigMaps(t *testing.T) {
 			if p.Rule != tt.rule || p.Path != "configmap/ns/ops-hostile" || !strings.Contains(p.Detail, tt.detail) || p.Bundle != "bad.v1.0.0" {
 				t.Errorf("want %s at configmap/ns/ops-hostile with %q, got %s (bundle %q)", tt.rule, tt.detail, p, p.Bundle)
 			}
+			t.Logf("%s", p)
 			ix := NewIndex(Catalog{Name: "ops", Contents: c})
 			if res, err := ix.Resolve(Request{Package: "good"}); err != nil || res.Chosen == nil || res.Chosen.Name != "good.v1.1.0" {
 				t.Errorf("good ConfigMap does not resolve: %v", err)
