@@ -118,6 +118,16 @@ func TestHostileInput(t *testing.T) {
 				}
 				writeFile(t, filepath.Join(dir, "fbc/catalog.yaml"), billionLaughs("schema: olm.package\nname: bad\n"))
 			}},
+		{name: "deeply-nested-yaml", rule: RuleMalformedYAML, severity: SeverityError, file: "manifests/deep.yaml", detail: []string{"exceeded max depth"},
+			prepare: func(t *testing.T, dir, bad string) {
+				writeFile(t, filepath.Join(bad, "manifests/deep.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata: "+
+					strings.Repeat("[", 200000)+strings.Repeat("]", 200000)+"\n")
+			}},
+		{name: "deeply-nested-json", rule: RuleMalformedYAML, severity: SeverityError, file: "manifests/deep.json", detail: []string{"exceeded max depth"},
+			prepare: func(t *testing.T, dir, bad string) {
+				writeFile(t, filepath.Join(bad, "manifests/deep.json"), `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"data":`+
+					strings.Repeat("[", 200000)+strings.Repeat("]", 200000)+"}")
+			}},
 		{name: "50MB-manifest", rule: RuleBundleTooLarge, severity: SeverityError, file: "bad/1.0.0", detail: []string{"bytes", "one ConfigMap"},
 			prepare: func(t *testing.T, dir, bad string) {
 				f, err := os.Create(filepath.Join(bad, "manifests/huge.yaml"))
@@ -189,6 +199,11 @@ func TestHostileInput(t *testing.T) {
 				edit(t, filepath.Join(dir, hostileCSV), "              containers:\n", "              hostPID: true\n              containers:\n")
 			}},
 	}
+	var names []string
+	for _, tt := range tests {
+		names = append(names, tt.name)
+	}
+	assertDocumented(t, "TestHostileInput", names)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := hostileBase(t)
@@ -308,6 +323,11 @@ func TestHostileConfigMaps(t *testing.T) {
 		{"gzip-bomb", RuleBundleTooLarge, "decompresses to more than", bomb},
 		{"configmap-over-1MiB", RuleConfigMapTooLarge, "more than the 1048576 a ConfigMap holds", func() []byte { return make([]byte, MaxConfigMapData+1) }},
 	}
+	var names []string
+	for _, tt := range tests {
+		names = append(names, tt.name)
+	}
+	assertDocumented(t, "TestHostileConfigMaps", names)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := good.DeepCopy()
@@ -329,5 +349,19 @@ func TestHostileConfigMaps(t *testing.T) {
 				t.Errorf("good ConfigMap does not resolve: %v", err)
 			}
 		})
+	}
+}
+
+// assertDocumented checks that the "Hostile inputs" table of the top-level README lists every case of a test.
+func assertDocumented(t *testing.T, test string, names []string) {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if !strings.Contains(string(readme), "`"+test+"/"+name+"`") {
+			t.Errorf("README.md, Hostile inputs: no row names `%s/%s`", test, name)
+		}
 	}
 }
