@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -239,10 +240,28 @@ func (e *irregularFileError) Error() string {
 	return fmt.Sprintf("%s is %s; a bundle holds regular files only", e.rel, what)
 }
 
+// readBundleFile reads a file of a bundle, refusing one larger than MaxBundleSize: the bundle's size is checked
+// before its files are read, and a file that grows in between is not read whole.
+func readBundleFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxBundleSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxBundleSize {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("more than %d bytes", MaxBundleSize)}
+	}
+	return data, nil
+}
+
 // readAnnotations reads metadata/annotations.yaml.
 func readAnnotations(dir string, at func(string) string) (manifests.Annotations, []Problem) {
 	const rel = "metadata/annotations.yaml"
-	data, err := os.ReadFile(filepath.Join(dir, rel))
+	data, err := readBundleFile(filepath.Join(dir, rel))
 	if err != nil {
 		return manifests.Annotations{}, []Problem{errorf(at(rel), RuleMissingAnnotations,
 			"add metadata/annotations.yaml with operators.operatorframework.io.bundle.package.v1 and .channels.v1",

@@ -225,7 +225,7 @@ func readManifest(dir, rel, shown string) (*manifestDoc, []Problem) {
 		return nil, []Problem{errorf(shown, RuleNestedDirectory, "remove hidden files from manifests/",
 			"manifests/ must not contain hidden files")}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, rel))
+	data, err := readBundleFile(filepath.Join(dir, rel))
 	if err != nil {
 		return nil, []Problem{errorf(shown, RuleLoadFailed, "", "%v", err)}
 	}
