@@ -69,54 +69,32 @@ func (a *sdkAPI) OrganizationID(ctx context.Context) (string, error) {
 
 func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map[string]any) (Entity, error) {
 	var out any
-	err := a.call(ctx, "create "+string(t), func(ctx context.Context) error {
+	err := a.call(ctx, "create "+string(t), func(ctx context.Context) (err error) {
 		switch t {
 		case TypeControlPlane:
-			var req components.CreateControlPlaneRequest
-			if err := fromMap(body, &req); err != nil {
-				return err
-			}
-			resp, err := a.sdk.ControlPlanes.CreateControlPlane(ctx, req)
-			if err != nil {
-				return err
-			}
-			out = resp.ControlPlane
+			out, err = send(body, as[components.CreateControlPlaneRequest], func(r components.CreateControlPlaneRequest) (any, error) {
+				resp, err := a.sdk.ControlPlanes.CreateControlPlane(ctx, r)
+				return field(resp, err, func() any { return resp.ControlPlane })
+			})
 		case TypeService:
-			var svc components.Service
-			if err := fromMap(body, &svc); err != nil {
-				return err
-			}
-			resp, err := a.sdk.Services.CreateService(ctx, cpID, svc)
-			if err != nil {
-				return err
-			}
-			out = resp.Service
+			out, err = send(body, as[components.Service], func(r components.Service) (any, error) {
+				resp, err := a.sdk.Services.CreateService(ctx, cpID, r)
+				return field(resp, err, func() any { return resp.Service })
+			})
 		case TypeRoute:
-			route, err := routeFromMap(body)
-			if err != nil {
-				return err
-			}
-			resp, err := a.sdk.Routes.CreateRoute(ctx, cpID, route)
-			if err != nil {
-				return err
-			}
-			if resp.Route != nil {
-				out = resp.Route.RouteJSON
-			}
+			out, err = send(body, routeFromMap, func(r components.Route) (any, error) {
+				resp, err := a.sdk.Routes.CreateRoute(ctx, cpID, r)
+				return field(resp, err, func() any { return routeJSON(resp.Route) })
+			})
 		case TypeConsumer:
-			var c components.Consumer
-			if err := fromMap(body, &c); err != nil {
-				return err
-			}
-			resp, err := a.sdk.Consumers.CreateConsumer(ctx, cpID, c)
-			if err != nil {
-				return err
-			}
-			out = resp.Consumer
+			out, err = send(body, as[components.Consumer], func(r components.Consumer) (any, error) {
+				resp, err := a.sdk.Consumers.CreateConsumer(ctx, cpID, r)
+				return field(resp, err, func() any { return resp.Consumer })
+			})
 		default:
-			return fmt.Errorf("unknown entity type %q", t)
+			err = fmt.Errorf("unknown entity type %q", t)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return Entity{}, err
@@ -138,59 +116,68 @@ func answered(t EntityType, v any) (Entity, error) {
 
 func (a *sdkAPI) Update(ctx context.Context, t EntityType, cpID, id string, body map[string]any) (Entity, error) {
 	var out any
-	err := a.call(ctx, "update "+string(t), func(ctx context.Context) error {
+	err := a.call(ctx, "update "+string(t), func(ctx context.Context) (err error) {
 		switch t {
 		case TypeControlPlane:
-			var req components.UpdateControlPlaneRequest
-			if err := fromMap(body, &req); err != nil {
-				return err
-			}
-			resp, err := a.sdk.ControlPlanes.UpdateControlPlane(ctx, id, req)
-			if err != nil {
-				return err
-			}
-			out = resp.ControlPlane
+			out, err = send(body, as[components.UpdateControlPlaneRequest], func(r components.UpdateControlPlaneRequest) (any, error) {
+				resp, err := a.sdk.ControlPlanes.UpdateControlPlane(ctx, id, r)
+				return field(resp, err, func() any { return resp.ControlPlane })
+			})
 		case TypeService:
-			var svc components.Service
-			if err := fromMap(body, &svc); err != nil {
-				return err
-			}
-			resp, err := a.sdk.Services.UpsertService(ctx, operations.UpsertServiceRequest{ControlPlaneID: cpID, ServiceID: id, Service: svc})
-			if err != nil {
-				return err
-			}
-			out = resp.Service
+			out, err = send(body, as[components.Service], func(r components.Service) (any, error) {
+				resp, err := a.sdk.Services.UpsertService(ctx, operations.UpsertServiceRequest{ControlPlaneID: cpID, ServiceID: id, Service: r})
+				return field(resp, err, func() any { return resp.Service })
+			})
 		case TypeRoute:
-			route, err := routeFromMap(body)
-			if err != nil {
-				return err
-			}
-			resp, err := a.sdk.Routes.UpsertRoute(ctx, operations.UpsertRouteRequest{ControlPlaneID: cpID, RouteID: id, Route: route})
-			if err != nil {
-				return err
-			}
-			if resp.Route != nil {
-				out = resp.Route.RouteJSON
-			}
+			out, err = send(body, routeFromMap, func(r components.Route) (any, error) {
+				resp, err := a.sdk.Routes.UpsertRoute(ctx, operations.UpsertRouteRequest{ControlPlaneID: cpID, RouteID: id, Route: r})
+				return field(resp, err, func() any { return routeJSON(resp.Route) })
+			})
 		case TypeConsumer:
-			var c components.Consumer
-			if err := fromMap(body, &c); err != nil {
-				return err
-			}
-			resp, err := a.sdk.Consumers.UpsertConsumer(ctx, operations.UpsertConsumerRequest{ControlPlaneID: cpID, ConsumerID: id, Consumer: c})
-			if err != nil {
-				return err
-			}
-			out = resp.Consumer
+			out, err = send(body, as[components.Consumer], func(r components.Consumer) (any, error) {
+				resp, err := a.sdk.Consumers.UpsertConsumer(ctx, operations.UpsertConsumerRequest{ControlPlaneID: cpID, ConsumerID: id, Consumer: r})
+				return field(resp, err, func() any { return resp.Consumer })
+			})
 		default:
-			return fmt.Errorf("unknown entity type %q", t)
+			err = fmt.Errorf("unknown entity type %q", t)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return Entity{}, err
 	}
 	return answered(t, out)
+}
+
+// send decodes body into the request of one SDK call and makes the call, which returns the entity answered.
+func send[Req any](body map[string]any, decode func(map[string]any) (Req, error), call func(Req) (any, error)) (any, error) {
+	req, err := decode(body)
+	if err != nil {
+		return nil, err
+	}
+	return call(req)
+}
+
+// as decodes a JSON body into a request type of the SDK.
+func as[Req any](body map[string]any) (Req, error) {
+	var req Req
+	return req, fromMap(body, &req)
+}
+
+// field returns the entity of an SDK answer (get reads it from resp), or the call's error.
+func field[Resp any](resp *Resp, err error, get func() any) (any, error) {
+	if err != nil || resp == nil {
+		return nil, err
+	}
+	return get(), nil
+}
+
+// routeJSON is the JSON form of a route in an answer, or nil.
+func routeJSON(r *components.Route) any {
+	if r == nil {
+		return nil
+	}
+	return r.RouteJSON
 }
 
 func (a *sdkAPI) GetControlPlane(ctx context.Context, id string) (Entity, error) {
