@@ -36,12 +36,11 @@ type Story struct {
 	Timeout time.Duration
 	start   time.Time
 	step    int
-	ctx     context.Context
 }
 
 // NewStory returns a story on e that prints to out.
 func NewStory(e *Env, out io.Writer) *Story {
-	return &Story{Env: e, Out: out, Timeout: 2 * time.Minute, start: time.Now(), ctx: context.Background()}
+	return &Story{Env: e, Out: out, Timeout: 2 * time.Minute, start: time.Now()}
 }
 
 // Step runs fn as the next numbered step: a title line first, then fn's summary and how to look at it.

@@ -12,7 +12,6 @@ import (
 // Tell runs the whole story: publish the Konnect operator 1.0.0, install it with an AppType, sync Konnect objects,
 // undo an edit made in Konnect, publish 1.1.0 (replaces 1.0.0) and watch the upgrade hand everything over.
 func (s *Story) Tell(ctx context.Context) error {
-	s.ctx = ctx
 	bundles := s.Env.Path("bundles", Package)
 	steps := []struct {
 		title, kubectl string
@@ -27,11 +26,11 @@ func (s *Story) Tell(ctx context.Context) error {
 				return "almctl publish bundles/konnect-operator/1.0.0 --catalog " + CatalogName + " -n " + ALMNamespace + ": " + strings.TrimSpace(out), err
 			}},
 		{"Declare an AppType konnect-operator in " + OperatorNamespace,
-			"get apptypes,operatorversions,deployments -n " + OperatorNamespace, s.installOperator},
+			"get apptypes,operatorversions,deployments -n " + OperatorNamespace, func() (string, error) { return s.installOperator(ctx) }},
 		{"Declare Konnect objects in namespace " + DemoNamespace + ": auth (token in a Secret), control plane, service, route, consumer",
-			"get konnectapiauthconfigurations,konnectgatewaycontrolplanes,kongservices,kongroutes,kongconsumers -n " + DemoNamespace, s.syncDemo},
+			"get konnectapiauthconfigurations,konnectgatewaycontrolplanes,kongservices,kongroutes,kongconsumers -n " + DemoNamespace, func() (string, error) { return s.syncDemo(ctx) }},
 		{"Edit the service in Konnect (as in the Konnect UI): the operator puts the declared state back",
-			"get kongservices -n " + DemoNamespace + " -o wide", s.undoEdit},
+			"get kongservices -n " + DemoNamespace + " -o wide", func() (string, error) { return s.undoEdit(ctx) }},
 		{"Publish 1.1.0 (replaces konnect-operator.v1.0.0): ALM upgrades, hands the objects over and collects 1.0.0",
 			"get operatorversions -n " + OperatorNamespace + "; kubectl get kongroutes -n " + DemoNamespace, func() (string, error) {
 				return s.upgrade(ctx, filepath.Join(bundles, "1.1.0"), "1.1.0")
@@ -45,8 +44,7 @@ func (s *Story) Tell(ctx context.Context) error {
 	return nil
 }
 
-func (s *Story) installOperator() (string, error) {
-	ctx := s.ctx
+func (s *Story) installOperator(ctx context.Context) (string, error) {
 	if err := s.DeclareAppType(ctx, OperatorNamespace, Package); err != nil {
 		return "", err
 	}
@@ -65,8 +63,7 @@ func (s *Story) installOperator() (string, error) {
 		ov.Name, ov.Status.Phase, OperatorNamespace, d.Spec.Template.Spec.ServiceAccountName), nil
 }
 
-func (s *Story) syncDemo() (string, error) {
-	ctx := s.ctx
+func (s *Story) syncDemo(ctx context.Context) (string, error) {
 	if err := s.ApplyDemo(ctx, DemoNamespace); err != nil {
 		return "", err
 	}
@@ -77,8 +74,7 @@ func (s *Story) syncDemo() (string, error) {
 	return "all Programmed; Konnect ids: " + ids.String(), nil
 }
 
-func (s *Story) undoEdit() (string, error) {
-	ctx := s.ctx
+func (s *Story) undoEdit(ctx context.Context) (string, error) {
 	ids, err := s.WaitProgrammed(ctx, DemoNamespace)
 	if err != nil {
 		return "", err
