@@ -92,6 +92,15 @@ PKGS ?= ./controllers/... ./test/...
 test-repeat: tools ## Run PKGS (default: the integration packages) N times (default 5); print each failing test and how often it failed.
 	hack/test-repeat.sh $(N) $(PKGS)
 
+CHAOS_REPORT := $(BIN)/chaos-report.jsonl
+
+.PHONY: test-chaos
+test-chaos: tools images ## Kill ALM, restart kube-apiserver and break Konnect during installs, upgrades and syncs; print a table.
+	@rm -f $(CHAOS_REPORT); touch $(CHAOS_REPORT); rc=0; \
+	ALM_CHAOS=1 ALM_CHAOS_REPORT=$(CHAOS_REPORT) go test -count=1 -timeout 25m -v ./test/chaos/... 2>&1 \
+		| tee $(BIN)/chaos.log | grep -E '^(--- |ok|FAIL|panic)' || rc=$$?; \
+	echo; go run ./test/chaos/cmd/chaostable $(CHAOS_REPORT); echo "(full output: $(BIN)/chaos.log)"; exit $$rc
+
 .PHONY: test-e2e
 test-e2e: tools ## Run only the end-to-end tests.
 	go test $(GO_TEST_FLAGS) ./test/e2e/...
