@@ -109,8 +109,10 @@ test-e2e: tools ## Run only the end-to-end tests.
 BENCH     ?= .
 BENCHPKGS ?= ./...
 
-bench: tools ## Run the Go benchmarks (BENCH=regexp, BENCHPKGS=packages to narrow them, e.g. BENCH=BundleDirs BENCHPKGS=./catalog).
-	go test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 30m $(BENCHPKGS)
+bench: tools images ## Run the Go benchmarks and print one Markdown table (BENCH=regexp, BENCHPKGS=packages narrow them).
+	go test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m $(BENCHPKGS) 2>&1 | tee $(BIN)/bench.txt \
+		| grep -E '^(Benchmark|ok|FAIL|--- |panic)'
+	@echo; go run ./hack/benchtable/cmd/benchtable < $(BIN)/bench.txt; echo; echo "(full output: $(BIN)/bench.txt)"
 
 ##@ Run
 

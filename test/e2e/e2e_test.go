@@ -54,7 +54,7 @@ func run(m *testing.M) int {
 }
 
 // start brings up a local environment for one test and the story on it.
-func start(t *testing.T) (context.Context, *localenv.Env, *localenv.Story) {
+func start(t testing.TB) (context.Context, *localenv.Env, *localenv.Story) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: not in -short")
@@ -86,7 +86,7 @@ func tail(s string, n int) string {
 }
 
 // testWriter sends the story's lines to the test log.
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))

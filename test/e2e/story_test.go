@@ -71,7 +71,7 @@ func TestStory(t *testing.T) {
 	assertNoTokenLeaked(t, ctx, env)
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
