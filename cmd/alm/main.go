@@ -30,11 +30,6 @@ import (
 	"github.com/almproject/alm/controllers/registry"
 )
 
-// ALM installs arbitrary operators, so it needs to manage any object a bundle ships and to grant the RBAC a bundle
-// declares (escalate and bind). This is the same trust OLM's catalog operator has.
-// +kubebuilder:rbac:groups=*,resources=*,verbs=*
-// +kubebuilder:rbac:urls=*,verbs=*
-
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "alm: %v\n", err)

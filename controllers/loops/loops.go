@@ -14,6 +14,7 @@ import (
 	"github.com/almproject/alm/controllers/apptype"
 	"github.com/almproject/alm/controllers/catalogsource"
 	"github.com/almproject/alm/controllers/crd"
+	"github.com/almproject/alm/controllers/crdaccess"
 	"github.com/almproject/alm/controllers/gc"
 	"github.com/almproject/alm/controllers/install"
 	"github.com/almproject/alm/controllers/internal/installer"
@@ -68,6 +69,11 @@ var All = []Loop{
 	}},
 	{Name: upgradetrigger.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&upgradetrigger.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(upgradetrigger.Name), Namespace: o.Namespace}).SetupWithManager(mgr)
+	}},
+	// crdaccess grants ALM list on the custom resources of the CRDs the versions ship, which install and upgrade
+	// read to check a CRD update (ALM's least-privilege role has no `*`).
+	{Name: "crdaccess", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {
+		return (&crdaccess.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	}},
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		return install.New(mgr, o.InstallTimeout).SetupWithManager(mgr)

@@ -60,4 +60,5 @@ func TestRequirementsPullInTheKonnectOperator(t *testing.T) {
 	_, err = story.WaitInstalled(ctx, gwNS, localenv.Package, "1.2.0")
 	must(t, err)
 	figure(t, "publish 1.2.0 (skipRange) -> 1.0.0 deleted", time.Since(begin))
+	assertALMNeverForbidden(t, env)
 }

@@ -1,0 +1,54 @@
+package main
+
+// ALM's RBAC: `make manifests` generates config/rbac/role.yaml (ClusterRole alm-manager, and Role alm-manager in
+// alm-system for leader election) from the markers below. Every rule is here because a loop makes that request;
+// nothing is granted on `*` (config/rbac/role_test.go checks it, and that every kind a bundle may contain is
+// covered). README "Least privilege" explains the choices.
+//
+// ALM's own API (operators.alm.dev). The catalogsource loop reads CatalogSources and writes their status; the
+// apptype loop reads AppTypes, writes their status and creates OperatorVersions; the crd loop creates AppTypes for
+// CRDs needed elsewhere; the upgradetrigger loop creates the next OperatorVersion; install and upgrade write
+// OperatorVersions' status and add the cleanup finalizer, gc removes it and deletes replaced versions. The
+// finalizers subresources let ALM set ownerReferences that block their owner's deletion where the
+// OwnerReferencesPermissionEnforcement admission plugin is on.
+// +kubebuilder:rbac:groups=operators.alm.dev,resources=catalogsources;apptypes;operatorversions,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=operators.alm.dev,resources=catalogsources/status;apptypes/status;operatorversions/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operators.alm.dev,resources=apptypes/finalizers;operatorversions/finalizers,verbs=update
+//
+// CRDs. The requirements loop creates the CRDs a version requires; the installer creates and updates the CRDs a
+// bundle owns and reads required ones; the crd loop watches them; gc and upgrade release them (update). ALM never
+// deletes a CRD, so it has no delete.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch
+//
+// What a bundle installs (catalog.InstallableKinds, plus the install strategy's Deployments): the installer
+// creates, reads and updates them, install/upgrade/gc find what a version owns by label (list), upgrade hands them
+// over (update) or removes them (delete), gc deletes a removed version's cluster-scoped objects, and the loops watch
+// Deployments' rollout. VerticalPodAutoscaler, ServiceMonitor and PrometheusRule are optional: their CRDs may be
+// absent, and then the rules simply match nothing.
+// +kubebuilder:rbac:groups="",resources=services;configmaps;secrets;serviceaccounts,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=autoscaling.k8s.io,resources=verticalpodautoscalers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors;prometheusrules,verbs=get;list;watch;create;update;patch;delete
+//
+// RBAC a bundle declares (install strategy permissions and clusterPermissions, and Role/ClusterRole/binding objects).
+// Kubernetes lets a subject create a role only with permissions it holds itself, and bind a role only if it holds
+// the role's permissions, unless it has `escalate` on roles and clusterroles (to write them) and `bind` on them (to
+// reference them from bindings). Bundles grant what their operator needs, which ALM cannot know in advance (short of
+// holding everything, i.e. cluster-admin), so ALM holds escalate and bind. This makes ALM's ServiceAccount as
+// powerful as cluster-admin in effect: only ALM's ServiceAccount is bound to this role, and the installer policy
+// (controllers/internal/installer/policy.go) refuses wildcard rules and cluster-admin bindings unless the AppType
+// opts in. The crdaccess loop uses the same verbs to maintain ClusterRole alm-manager-custom-resources: list on
+// exactly the custom resources of the CRDs the OperatorVersions ship, which the installer reads to check a CRD
+// update (RBAC cannot say "every custom resource" without `*`); config/rbac binds it to ALM's ServiceAccount.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles,verbs=escalate;bind
+//
+// Events: every loop records Events on the objects it works on, in their namespaces (the events.k8s.io API of
+// client-go's event recorder; the core API for older recorders).
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+//
+// Leader election (--leader-elect): the Lease in ALM's namespace. A Role in alm-system, not cluster-wide.
+// +kubebuilder:rbac:groups=coordination.k8s.io,namespace=alm-system,resources=leases,verbs=get;list;watch;create;update;patch;delete

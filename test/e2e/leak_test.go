@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/test/localenv"
+)
+
+// metricsPort is the containerPort both ALM's and the Konnect operator's Deployments declare for /metrics; the node
+// runner maps it to a loopback host port (PodInfo.Ports).
+const metricsPort = 8080
+
+// secrets are the values that must never be seen outside a Secret or a token file, by what they are.
+type secrets map[string]string
+
+// storySecrets are the Konnect token, every value of every Secret the demo creates, and the ServiceAccount tokens
+// the node runner gave ALM's and the Konnect operator's running pods.
+func storySecrets(t *testing.T, env *localenv.Env) secrets {
+	t.Helper()
+	s := secrets{"the Konnect token": env.KonnectToken}
+	for _, obj := range env.DemoObjects(localenv.DemoNamespace) {
+		secret, ok := obj.(*corev1.Secret)
+		if !ok {
+			continue
+		}
+		for k, v := range secret.StringData {
+			s[fmt.Sprintf("Secret %s/%s key %s", secret.Namespace, secret.Name, k)] = v
+		}
+		for k, v := range secret.Data {
+			s[fmt.Sprintf("Secret %s/%s key %s", secret.Namespace, secret.Name, k)] = string(v)
+		}
+	}
+	if len(s) < 2 {
+		t.Fatalf("the demo creates no Secret: nothing to look for besides the token")
+	}
+	s["ALM's ServiceAccount token"] = podToken(t, env, localenv.ALMNamespace, localenv.ALMDeployment)
+	s["the Konnect operator's ServiceAccount token"] = podToken(t, env, ns, localenv.Package)
+	for what, v := range s {
+		if len(v) < 16 {
+			t.Fatalf("%s is %d characters: too short to grep for without false matches", what, len(v))
+		}
+	}
+	return s
+}
+
+// runningPod returns the running pod of a Deployment.
+func runningPod(t *testing.T, env *localenv.Env, namespace, deployment string) (dir string, ports map[int32]int32) {
+	t.Helper()
+	for _, p := range env.Runner.Pods() {
+		if p.Namespace == namespace && p.Deployment == deployment && !p.Terminating {
+			return p.Dir, p.Ports
+		}
+	}
+	t.Fatalf("no running pod of %s/%s: %+v", namespace, deployment, env.Runner.Pods())
+	return "", nil
+}
+
+func podToken(t *testing.T, env *localenv.Env, namespace, deployment string) string {
+	t.Helper()
+	dir, _ := runningPod(t, env, namespace, deployment)
+	data, err := os.ReadFile(filepath.Join(dir, "serviceaccount", "token"))
+	if err != nil {
+		t.Fatalf("reading the token of %s/%s: %v", namespace, deployment, err)
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// scrapeMetrics reads the /metrics endpoint of a Deployment's running pod. It fails unless the answer holds samples
+// of controller-runtime's reconcile metrics, so that a leak check over it cannot pass on an empty page.
+func scrapeMetrics(t *testing.T, ctx context.Context, env *localenv.Env, namespace, deployment string) string {
+	t.Helper()
+	_, ports := runningPod(t, env, namespace, deployment)
+	port, ok := ports[metricsPort]
+	if !ok {
+		t.Fatalf("the pod of %s/%s maps no host port for containerPort %d: %v", namespace, deployment, metricsPort, ports)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	must(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("scraping the metrics of %s/%s at %s: %v", namespace, deployment, url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	must(t, err)
+	samples := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			samples++
+		}
+	}
+	if resp.StatusCode != http.StatusOK || samples == 0 || !strings.Contains(string(body), "controller_runtime_reconcile_total{") {
+		t.Fatalf("the metrics of %s/%s at %s: HTTP %d, %d samples, no controller_runtime_reconcile_total: nothing to check", namespace, deployment, url, resp.StatusCode, samples)
+	}
+	t.Logf("scraped %d metric samples of %s/%s", samples, namespace, deployment)
+	return string(body)
+}
+
+// assertNoSecretLeaked looks for every secret value in the texts given (metrics scraped earlier), every process
+// log, the control plane's log, ALM's metrics, every Event, and every object ALM or the operator writes a status to.
+func assertNoSecretLeaked(t *testing.T, ctx context.Context, env *localenv.Env, values secrets, texts map[string]string) {
+	t.Helper()
+	texts["the metrics of ALM"] = scrapeMetrics(t, ctx, env, localenv.ALMNamespace, localenv.ALMDeployment)
+	logs := env.Logs("")
+	if len(logs) == 0 {
+		t.Fatal("no process logs to check")
+	}
+	for path, log := range logs {
+		texts["log "+path] = log
+	}
+	if kube, err := os.ReadFile(filepath.Join(env.StateDir, "kube.log")); err == nil {
+		texts["the control plane's log"] = string(kube)
+	}
+	events := &corev1.EventList{}
+	must(t, env.Client.List(ctx, events))
+	if len(events.Items) == 0 {
+		t.Fatal("no Events to check")
+	}
+	for _, e := range events.Items {
+		data, err := json.Marshal(e)
+		must(t, err)
+		texts[fmt.Sprintf("Event %s/%s", e.Namespace, e.Name)] = string(data)
+	}
+	for _, list := range []client.ObjectList{
+		&konnectv1alpha1.KonnectAPIAuthConfigurationList{}, &konnectv1alpha2.KonnectGatewayControlPlaneList{},
+		&configurationv1alpha1.KongServiceList{}, &configurationv1alpha1.KongRouteList{}, &configurationv1.KongConsumerList{},
+		&operatorsv1alpha1.OperatorVersionList{}, &operatorsv1alpha1.AppTypeList{}, &operatorsv1alpha1.CatalogSourceList{},
+		&appsv1.DeploymentList{},
+	} {
+		must(t, env.Client.List(ctx, list))
+		data, err := json.Marshal(list)
+		must(t, err)
+		texts[fmt.Sprintf("%T", list)] = string(data)
+	}
+	for what, value := range values {
+		for where, text := range texts {
+			if strings.Contains(text, value) {
+				t.Errorf("%s appears in %s", what, where)
+			}
+		}
+	}
+	t.Logf("checked %d secret values in %d process logs, %d Events, metrics and statuses (%d texts)", len(values), len(logs), len(events.Items), len(texts))
+}
