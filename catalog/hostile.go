@@ -83,12 +83,13 @@ func wildcardPermissions(csv *opv1alpha1.ClusterServiceVersion, file string) []P
 	return problems
 }
 
-// OptInHint is the hint of a rule the installer refuses unless the AppType carries its opt-in annotation.
+// OptInHint is the hint of a rule the installer refuses unless the AppType or its CatalogSource carries its opt-in
+// annotation.
 func OptInHint(rule string) string {
-	return fmt.Sprintf("ALM refuses to install it unless the AppType is annotated %s%s: \"true\"", AnnotationAllowPrefix, rule)
+	return fmt.Sprintf("ALM refuses to install it unless the AppType or its CatalogSource is annotated %s%s: \"true\"", AnnotationAllowPrefix, rule)
 }
 
-// AnnotationAllowPrefix prefixes the AppType annotations that allow what ALM refuses by default
+// AnnotationAllowPrefix prefixes the AppType and CatalogSource annotations that allow what ALM refuses by default
 // (operators.alm.dev/allow-wildcard-rbac, -cluster-admin-binding, -privileged-pod).
 const AnnotationAllowPrefix = "operators.alm.dev/allow-"
 

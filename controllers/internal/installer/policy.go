@@ -16,8 +16,9 @@ import (
 // catalog.RulePrivilegedPod), that an OperatorVersion may break.
 type Allowed map[string]bool
 
-// AllowedFrom reads the opt-in annotations operators.alm.dev/allow-<rule>: "true". The AppType carries them; the
-// OperatorVersions created for it get a copy (versions.Create), and the installer reads the OperatorVersion's.
+// AllowedFrom reads the opt-in annotations operators.alm.dev/allow-<rule>: "true". The AppType (for its package) or
+// the CatalogSource (for every package it serves) carries them; the OperatorVersions created for the AppType get a
+// copy (versions.Create, versions.OptIns), and the installer reads the OperatorVersion's.
 func AllowedFrom(annotations map[string]string) Allowed {
 	allowed := Allowed{}
 	for k, v := range annotations {
@@ -58,7 +59,7 @@ func CheckPolicy(p *Plan, allowed Allowed) error {
 }
 
 func refused(rule, format string, args ...any) error {
-	return invalidf("%s (rule %s); annotate the AppType %s%s: \"true\" to allow it", fmt.Sprintf(format, args...), rule, catalog.AnnotationAllowPrefix, rule)
+	return invalidf("%s (rule %s); annotate the AppType (or its CatalogSource, for every package it serves) %s%s: \"true\" to allow it", fmt.Sprintf(format, args...), rule, catalog.AnnotationAllowPrefix, rule)
 }
 
 // wildcardIndex is the index of the first wildcard rule of a Role or ClusterRole.
