@@ -26,8 +26,9 @@ import (
 // why it waits). Either way nothing is sent to Konnect and the good objects beside it stay Programmed.
 type hostileRow struct {
 	name string
-	// objects are created in order; the last one is the hostile object.
-	objects func(e *env) []client.Object
+	// objects are created in order; the last one is the hostile object. Auth configurations point at trapURL, a
+	// simulator of their own that must receive no request.
+	objects func(trapURL string) []client.Object
 	// admission: substrings of the API server's error creating the hostile object.
 	admission []string
 	// reason and message: the APIAuthValid condition of the hostile auth configuration (runtime rows).
@@ -46,13 +47,13 @@ func hostileRows() []hostileRow {
 	return append(rows, hugeRows()...)
 }
 
-func one(objs ...client.Object) func(*env) []client.Object {
-	return func(*env) []client.Object { return objs }
+func one(objs ...client.Object) func(string) []client.Object {
+	return func(string) []client.Object { return objs }
 }
 
-func authWith(name string, change func(*konnectv1alpha1.KonnectAPIAuthConfiguration)) func(*env) []client.Object {
-	return func(e *env) []client.Object {
-		a := authConfig(name, e.sim.URL())
+func authWith(name string, change func(*konnectv1alpha1.KonnectAPIAuthConfiguration)) func(string) []client.Object {
+	return func(trapURL string) []client.Object {
+		a := authConfig(name, trapURL)
 		change(a)
 		return []client.Object{a}
 	}
@@ -98,21 +99,21 @@ func tokenRows() []hostileRow {
 }
 
 // secretAuth is an auth configuration reading its token from the Secret name (in namespace ns when not empty).
-func secretAuth(e *env, name, secret, ns string) *konnectv1alpha1.KonnectAPIAuthConfiguration {
+func secretAuth(trapURL, name, secret, ns string) *konnectv1alpha1.KonnectAPIAuthConfiguration {
 	return &konnectv1alpha1.KonnectAPIAuthConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: konnectv1alpha1.KonnectAPIAuthConfigurationSpec{
-			Type: konnectv1alpha1.KonnectAPIAuthTypeSecretRef, SecretRef: &corev1.SecretReference{Name: secret, Namespace: ns}, ServerURL: e.sim.URL(),
+			Type: konnectv1alpha1.KonnectAPIAuthTypeSecretRef, SecretRef: &corev1.SecretReference{Name: secret, Namespace: ns}, ServerURL: trapURL,
 		},
 	}
 }
 
 func secretRows() []hostileRow {
-	withSecret := func(name string, data map[string]string) func(*env) []client.Object {
-		return func(e *env) []client.Object {
+	withSecret := func(name string, data map[string]string) func(string) []client.Object {
+		return func(trapURL string) []client.Object {
 			return []client.Object{
 				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-token"}, StringData: data},
-				secretAuth(e, name, name+"-token", ""),
+				secretAuth(trapURL, name, name+"-token", ""),
 			}
 		}
 	}
@@ -124,7 +125,9 @@ func secretRows() []hostileRow {
 			message: []string{"spec.secretRef: Secret ", `/secret-missing-key-token has no key "token" (rule ` + authconfig.RuleSecretKey},
 		},
 		{
-			name: "secret-not-found", objects: func(e *env) []client.Object { return []client.Object{secretAuth(e, "secret-not-found", "nowhere", "")} },
+			name: "secret-not-found", objects: func(trapURL string) []client.Object {
+				return []client.Object{secretAuth(trapURL, "secret-not-found", "nowhere", "")}
+			},
 			reason:  konnectv1alpha1.ReasonInvalidReference,
 			message: []string{"spec.secretRef: Secret ", "/nowhere not found (rule " + authconfig.RuleSecretMissing},
 		},
@@ -141,8 +144,8 @@ func secretRows() []hostileRow {
 			secret:  "kpat_abc",
 		},
 		{
-			name: "secret-other-namespace", objects: func(e *env) []client.Object {
-				return []client.Object{secretAuth(e, "secret-other-namespace", "konnect-token", "kube-system")}
+			name: "secret-other-namespace", objects: func(trapURL string) []client.Object {
+				return []client.Object{secretAuth(trapURL, "secret-other-namespace", "konnect-token", "kube-system")}
 			},
 			reason:  konnectv1alpha1.ReasonInvalidSpec,
 			message: []string{`spec.secretRef.namespace "kube-system" is not this object's namespace`, "(rule " + authconfig.RuleSecretNamespace},
@@ -301,15 +304,24 @@ func (e *env) assertUndisturbed(g *good) {
 // and consumer beside it stay Programmed, and the operator still syncs them afterwards.
 func TestHostileKonnect(t *testing.T) {
 	e := newEnv(t, envOptions{syncPeriod: time.Hour})
+	trap := konnectsim.New(konnectsim.Options{})
+	if err := trap.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = trap.Close() })
 	g := e.goodObjects()
+	e.quiet()
 	for _, row := range hostileRows() {
 		t.Run(row.name, func(t *testing.T) {
 			re := *e
 			re.t = t
 			before, counters := e.sim.TotalRequests(), e.sim.Counters()
-			re.hostile(row)
+			re.hostile(row, trap.URL())
 			if n := e.sim.TotalRequests(); n != before {
 				t.Errorf("%d Konnect requests for a hostile input, want 0: %v, before %v", n-before, e.sim.Counters(), counters)
+			}
+			if n := trap.TotalRequests(); n != 0 {
+				t.Errorf("%d Konnect requests with a hostile auth configuration, want 0: %v", n, trap.Counters())
 			}
 			re.assertUndisturbed(g)
 		})
@@ -326,10 +338,26 @@ func TestHostileKonnect(t *testing.T) {
 	e.assertUndisturbed(g)
 }
 
-// hostile creates the row's objects and checks what the user sees.
-func (e *env) hostile(row hostileRow) {
+// quiet waits until the simulator has received no request for a second: the good objects are settled (their last
+// status writes may still wake the auth configuration's loop, which asks Konnect for the organization).
+func (e *env) quiet() {
 	e.t.Helper()
-	objs := row.objects(e)
+	last, since := e.sim.TotalRequests(), time.Now()
+	e.eventually(30*time.Second, "no Konnect request for a second", func() error {
+		if n := e.sim.TotalRequests(); n != last {
+			last, since = n, time.Now()
+		}
+		if time.Since(since) < time.Second {
+			return fmt.Errorf("%d requests so far", last)
+		}
+		return nil
+	})
+}
+
+// hostile creates the row's objects and checks what the user sees.
+func (e *env) hostile(row hostileRow, trapURL string) {
+	e.t.Helper()
+	objs := row.objects(trapURL)
 	for _, o := range objs[:len(objs)-1] {
 		e.create(o)
 	}
