@@ -17,6 +17,7 @@ const (
 	RuleIrregularFile   = "irregular-file"
 	RuleCRDBuiltinGroup = "crd-builtin-group"
 	RuleWildcardRBAC    = "wildcard-rbac"
+	RuleRBACEscalation  = "rbac-escalation"
 	RuleClusterAdmin    = "cluster-admin-binding"
 	RulePrivilegedPod   = "privileged-pod"
 	RuleOtherNamespace  = "other-namespace"
@@ -61,8 +62,30 @@ func WildcardRule(r rbacv1.PolicyRule) bool {
 	return has(r.Verbs) && has(r.Resources) && has(r.APIGroups)
 }
 
-// wildcardPermissions warns about CSV permissions that grant `*` on `*`: the installer refuses them unless the
-// AppType opts in.
+// escalationVerbs are the RBAC verbs that let their holder gain permissions it was not given: escalate (create or
+// update a role with more than one holds), bind (bind a role one does not hold) and impersonate (act as another
+// user, group or ServiceAccount).
+var escalationVerbs = []string{"escalate", "bind", "impersonate"}
+
+// EscalatingRule names the privilege-escalating verbs a policy rule grants explicitly (a rule granting `*` on `*` is
+// the wildcard rule's); empty when it grants none.
+func EscalatingRule(r rbacv1.PolicyRule) string {
+	if WildcardRule(r) {
+		return ""
+	}
+	var verbs []string
+	for _, v := range r.Verbs {
+		for _, e := range escalationVerbs {
+			if strings.EqualFold(v, e) {
+				verbs = append(verbs, e)
+			}
+		}
+	}
+	return strings.Join(verbs, ", ")
+}
+
+// wildcardPermissions warns about CSV permissions that grant `*` on `*` or privilege-escalating verbs: the
+// installer refuses them unless the AppType or its CatalogSource opts in.
 func wildcardPermissions(csv *opv1alpha1.ClusterServiceVersion, file string) []Problem {
 	var problems []Problem
 	spec := csv.Spec.InstallStrategy.StrategySpec
@@ -77,19 +100,25 @@ func wildcardPermissions(csv *opv1alpha1.ClusterServiceVersion, file string) []P
 						"ClusterServiceVersion %s: spec.install.spec.%s[%d].rules[%d] grants every verb on every resource of every API group",
 						csv.Name, f.field, i, j))
 				}
+				if verbs := EscalatingRule(r); verbs != "" {
+					problems = append(problems, warnf(file, RuleRBACEscalation, OptInHint(RuleRBACEscalation),
+						"ClusterServiceVersion %s: spec.install.spec.%s[%d].rules[%d] grants the privilege-escalating verbs %s",
+						csv.Name, f.field, i, j, verbs))
+				}
 			}
 		}
 	}
 	return problems
 }
 
-// OptInHint is the hint of a rule the installer refuses unless the AppType carries its opt-in annotation.
+// OptInHint is the hint of a rule the installer refuses unless the AppType or its CatalogSource carries its opt-in
+// annotation.
 func OptInHint(rule string) string {
-	return fmt.Sprintf("ALM refuses to install it unless the AppType is annotated %s%s: \"true\"", AnnotationAllowPrefix, rule)
+	return fmt.Sprintf("ALM refuses to install it unless the AppType or its CatalogSource is annotated %s%s: \"true\"", AnnotationAllowPrefix, rule)
 }
 
-// AnnotationAllowPrefix prefixes the AppType annotations that allow what ALM refuses by default
-// (operators.alm.dev/allow-wildcard-rbac, -cluster-admin-binding, -privileged-pod).
+// AnnotationAllowPrefix prefixes the AppType and CatalogSource annotations that allow what ALM refuses by default
+// (operators.alm.dev/allow-wildcard-rbac, -rbac-escalation, -cluster-admin-binding, -privileged-pod).
 const AnnotationAllowPrefix = "operators.alm.dev/allow-"
 
 // objectChecks looks at the bundle's other objects: bindings to cluster-admin, wildcard Roles, and objects that
@@ -109,6 +138,10 @@ func objectChecks(objects []*unstructured.Unstructured, file func(i int) string)
 		if WildcardRole(obj) {
 			problems = append(problems, warnf(file(i), RuleWildcardRBAC, OptInHint(RuleWildcardRBAC),
 				"%s: rules grant every verb on every resource of every API group", what))
+		}
+		if j, verbs := EscalatingRole(obj); verbs != "" {
+			problems = append(problems, warnf(file(i), RuleRBACEscalation, OptInHint(RuleRBACEscalation),
+				"%s: rules[%d] grants the privilege-escalating verbs %s", what, j, verbs))
 		}
 	}
 	return problems
@@ -141,8 +174,34 @@ func WildcardRole(obj *unstructured.Unstructured) bool {
 	return false
 }
 
-// PrivilegedPod describes what makes a pod template privileged (privileged or privilege-escalating containers,
-// host namespaces, hostPath volumes), or "" when nothing does.
+// EscalatingRole finds the first rule of a Role or ClusterRole that grants privilege-escalating verbs: its index and
+// the verbs; "" when there is none.
+func EscalatingRole(obj *unstructured.Unstructured) (int, string) {
+	if obj.GroupVersionKind().Group != rbacv1.GroupName || (obj.GetKind() != "Role" && obj.GetKind() != "ClusterRole") {
+		return -1, ""
+	}
+	var role rbacv1.ClusterRole
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
+		return -1, ""
+	}
+	for i, r := range role.Rules {
+		if verbs := EscalatingRule(r); verbs != "" {
+			return i, verbs
+		}
+	}
+	return -1, ""
+}
+
+// baselineCapabilities are the capabilities the Pod Security Standards' baseline profile lets a container add;
+// adding any other (SYS_ADMIN, NET_ADMIN, ALL, ...) makes the pod privileged.
+var baselineCapabilities = map[corev1.Capability]bool{
+	"AUDIT_WRITE": true, "CHOWN": true, "DAC_OVERRIDE": true, "FOWNER": true, "FSETID": true, "KILL": true, "MKNOD": true,
+	"NET_BIND_SERVICE": true, "SETFCAP": true, "SETGID": true, "SETPCAP": true, "SETUID": true, "SYS_CHROOT": true,
+}
+
+// PrivilegedPod describes what makes a pod template privileged (privileged containers, containers that allow
+// privilege escalation or add capabilities beyond the baseline profile's, host namespaces, hostPath volumes), or ""
+// when nothing does.
 func PrivilegedPod(spec *corev1.PodSpec) string {
 	var why []string
 	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
@@ -154,11 +213,36 @@ func PrivilegedPod(spec *corev1.PodSpec) string {
 		}
 	}
 	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
-		if sc := c.SecurityContext; sc != nil && sc.Privileged != nil && *sc.Privileged {
-			why = append(why, "privileged container "+c.Name)
-		}
+		why = append(why, privilegedContainer(c)...)
 	}
 	return strings.Join(why, ", ")
+}
+
+// privilegedContainer says what makes a container privileged.
+func privilegedContainer(c corev1.Container) []string {
+	sc := c.SecurityContext
+	if sc == nil {
+		return nil
+	}
+	var why []string
+	if sc.Privileged != nil && *sc.Privileged {
+		why = append(why, "privileged container "+c.Name)
+	}
+	if sc.AllowPrivilegeEscalation != nil && *sc.AllowPrivilegeEscalation {
+		why = append(why, "container "+c.Name+" with allowPrivilegeEscalation: true")
+	}
+	if sc.Capabilities != nil {
+		var added []string
+		for _, capability := range sc.Capabilities.Add {
+			if !baselineCapabilities[corev1.Capability(strings.TrimPrefix(strings.ToUpper(string(capability)), "CAP_"))] {
+				added = append(added, string(capability))
+			}
+		}
+		if len(added) > 0 {
+			why = append(why, fmt.Sprintf("container %s adding capabilities %s", c.Name, strings.Join(added, ", ")))
+		}
+	}
+	return why
 }
 
 // privilegedDeployments warns about Deployments of the install strategy whose pods are privileged.

@@ -58,8 +58,10 @@ func billionLaughs(head string) string {
 }
 
 const (
-	wildcardRule  = "        - apiGroups: [\"*\"]\n          resources: [\"*\"]\n          verbs: [\"*\"]\n"
-	hostileWidget = "  - name: manager\n                image: example.com/bad:latest\n"
+	wildcardRule    = "        - apiGroups: [\"*\"]\n          resources: [\"*\"]\n          verbs: [\"*\"]\n"
+	hostileWidget   = "  - name: manager\n                image: example.com/bad:latest\n"
+	escalateRule    = "        - apiGroups: [rbac.authorization.k8s.io]\n          resources: [roles]\n          verbs: [get, escalate, bind]\n"
+	impersonateRule = "        - apiGroups: [\"\"]\n          resources: [users, groups, serviceaccounts]\n          verbs: [impersonate]\n"
 )
 
 func crdIn(group string) string {
@@ -197,6 +199,42 @@ func TestHostileInput(t *testing.T) {
 			detail: []string{"host namespaces"},
 			prepare: func(t *testing.T, dir, bad string) {
 				edit(t, filepath.Join(dir, hostileCSV), "              containers:\n", "              hostPID: true\n              containers:\n")
+			}},
+		{name: "added-capability-sys-admin", rule: RulePrivilegedPod, severity: SeverityWarning, file: "bad.v1.0.0.clusterserviceversion.yaml",
+			detail: []string{"spec.install.spec.deployments[0] (bad-controller)", "container manager adding capabilities SYS_ADMIN"},
+			prepare: func(t *testing.T, dir, bad string) {
+				edit(t, filepath.Join(dir, hostileCSV), hostileWidget, hostileWidget+"                securityContext:\n                  capabilities:\n                    add: [NET_BIND_SERVICE, SYS_ADMIN]\n")
+			}},
+		{name: "added-capability-all", rule: RulePrivilegedPod, severity: SeverityWarning, file: "bad.v1.0.0.clusterserviceversion.yaml",
+			detail: []string{"spec.install.spec.deployments[0] (bad-controller)", "container manager adding capabilities ALL"},
+			prepare: func(t *testing.T, dir, bad string) {
+				edit(t, filepath.Join(dir, hostileCSV), hostileWidget, hostileWidget+"                securityContext:\n                  capabilities:\n                    add: [ALL]\n")
+			}},
+		{name: "added-capability-net-admin", rule: RulePrivilegedPod, severity: SeverityWarning, file: "bad.v1.0.0.clusterserviceversion.yaml",
+			detail: []string{"spec.install.spec.deployments[0] (bad-controller)", "container manager adding capabilities CAP_NET_ADMIN"},
+			prepare: func(t *testing.T, dir, bad string) {
+				edit(t, filepath.Join(dir, hostileCSV), hostileWidget, hostileWidget+"                securityContext:\n                  capabilities:\n                    add: [CAP_NET_ADMIN]\n")
+			}},
+		{name: "allow-privilege-escalation", rule: RulePrivilegedPod, severity: SeverityWarning, file: "bad.v1.0.0.clusterserviceversion.yaml",
+			detail: []string{"container manager with allowPrivilegeEscalation: true"},
+			prepare: func(t *testing.T, dir, bad string) {
+				edit(t, filepath.Join(dir, hostileCSV), hostileWidget, hostileWidget+"                securityContext:\n                  allowPrivilegeEscalation: true\n")
+			}},
+		{name: "rbac-escalate-bind-permissions", rule: RuleRBACEscalation, severity: SeverityWarning, file: "bad.v1.0.0.clusterserviceversion.yaml",
+			detail: []string{"ClusterServiceVersion bad.v1.0.0: spec.install.spec.permissions[0].rules[1] grants the privilege-escalating verbs escalate, bind"},
+			prepare: func(t *testing.T, dir, bad string) {
+				edit(t, filepath.Join(dir, hostileCSV), "          verbs: [\"*\"]\n", "          verbs: [\"*\"]\n"+escalateRule)
+			}},
+		{name: "rbac-impersonate-cluster-permissions", rule: RuleRBACEscalation, severity: SeverityWarning, file: "bad.v1.0.0.clusterserviceversion.yaml",
+			detail: []string{"spec.install.spec.clusterPermissions[0].rules[0] grants the privilege-escalating verbs impersonate"},
+			prepare: func(t *testing.T, dir, bad string) {
+				edit(t, filepath.Join(dir, hostileCSV), "      permissions:\n", "      clusterPermissions:\n      - serviceAccountName: bad\n        rules:\n"+impersonateRule+"      permissions:\n")
+			}},
+		{name: "rbac-bind-clusterrole-object", rule: RuleRBACEscalation, severity: SeverityWarning, file: "manifests/role.yaml",
+			detail: []string{"ClusterRole binder: rules[0] grants the privilege-escalating verbs bind"},
+			prepare: func(t *testing.T, dir, bad string) {
+				writeFile(t, filepath.Join(bad, "manifests/role.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: binder\nrules:\n"+
+					"- apiGroups: [rbac.authorization.k8s.io]\n  resources: [clusterroles]\n  verbs: [get, bind]\n")
 			}},
 	}
 	var names []string

@@ -52,17 +52,23 @@ type KongConsumer struct {
 
 	// username of the consumer; unique in its control plane.
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
 	Username string `json:"username,omitempty"`
 	// custom_id is an ID of the consumer in another system; unique in its control plane.
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
 	CustomID string `json:"custom_id,omitempty"`
 	// credentials names Secrets holding the consumer's credentials. Accepted for compatibility with Kong's
 	// manifests; this operator does not synchronise credentials yet.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
 	Credentials []string `json:"credentials,omitempty"`
 	// consumerGroups names KongConsumerGroups the consumer belongs to. Accepted for compatibility with Kong's
 	// manifests; this operator does not synchronise consumer groups yet.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
 	ConsumerGroups []string `json:"consumerGroups,omitempty"`
 
 	Spec   KongConsumerSpec   `json:"spec,omitempty"`

@@ -58,9 +58,11 @@ type KonnectNamespacedRef struct {
 	// name of the KonnectGatewayControlPlane.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 	// namespace of the KonnectGatewayControlPlane; only the object's own namespace is supported.
 	// +optional
+	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace,omitempty"`
 }
 

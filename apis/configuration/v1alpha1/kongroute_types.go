@@ -25,17 +25,29 @@ type ServiceRef struct {
 }
 
 // NameRef names an object in the referrer's namespace.
+// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || size(self.__namespace__) == 0",message="cross-namespace references are not supported: the KongService must be in the route's namespace; leave namespace empty"
 type NameRef struct {
 	// name of the object.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+	// namespace is accepted only empty: a route's service is in the route's namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
 }
+
+// HeaderValues are the values a route accepts for one header.
+// +kubebuilder:validation:MaxItems=64
+// +kubebuilder:validation:items:MaxLength=1024
+type HeaderValues []string
 
 // Endpoint is an IP and/or port a route matches for stream protocols.
 type Endpoint struct {
 	// ip address or CIDR range.
 	// +optional
+	// +kubebuilder:validation:MaxLength=64
 	IP *string `json:"ip,omitempty"`
 	// port number.
 	// +optional
@@ -46,12 +58,17 @@ type Endpoint struct {
 type KongRouteAPISpec struct {
 	// destinations matched by stream routes.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
 	Destinations []Endpoint `json:"destinations,omitempty"`
 	// headers matched: header name to accepted values.
 	// +optional
-	Headers map[string][]string `json:"headers,omitempty"`
+	// +kubebuilder:validation:MaxProperties=64
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 256)",message="header names must be 1 to 256 characters long"
+	Headers map[string]HeaderValues `json:"headers,omitempty"`
 	// hosts matched.
 	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=256
 	Hosts []string `json:"hosts,omitempty"`
 	// https_redirect_status_code returned when a route is https-only and receives http.
 	// +optional
@@ -59,9 +76,12 @@ type KongRouteAPISpec struct {
 	HTTPSRedirectStatusCode *int64 `json:"https_redirect_status_code,omitempty"`
 	// methods matched.
 	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=32
 	Methods []string `json:"methods,omitempty"`
 	// name of the route in Kong.
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
 	Name *string `json:"name,omitempty"`
 	// path_handling controls how the service path and the request path are joined.
 	// +optional
@@ -69,12 +89,16 @@ type KongRouteAPISpec struct {
 	PathHandling *string `json:"path_handling,omitempty"`
 	// paths matched.
 	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=1024
 	Paths []string `json:"paths,omitempty"`
 	// preserve_host forwards the request's Host header.
 	// +optional
 	PreserveHost *bool `json:"preserve_host,omitempty"`
 	// protocols the route accepts.
 	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=16
 	Protocols []string `json:"protocols,omitempty"`
 	// regex_priority orders regex paths.
 	// +optional
@@ -87,9 +111,12 @@ type KongRouteAPISpec struct {
 	ResponseBuffering *bool `json:"response_buffering,omitempty"`
 	// snis matched.
 	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:items:MaxLength=256
 	Snis []string `json:"snis,omitempty"`
 	// sources matched by stream routes.
 	// +optional
+	// +kubebuilder:validation:MaxItems=64
 	Sources []Endpoint `json:"sources,omitempty"`
 	// strip_path strips the matched path prefix from the upstream request.
 	// +optional

@@ -10,6 +10,7 @@ import (
 type KongServiceAPISpec struct {
 	// url is a shorthand for protocol, host, port and path at once.
 	// +optional
+	// +kubebuilder:validation:MaxLength=2048
 	URL *string `json:"url,omitempty"`
 	// connect_timeout in milliseconds.
 	// +optional
@@ -21,12 +22,15 @@ type KongServiceAPISpec struct {
 	// host of the upstream server.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
 	Host string `json:"host"`
 	// name of the service in Kong.
 	// +optional
+	// +kubebuilder:validation:MaxLength=256
 	Name *string `json:"name,omitempty"`
 	// path used in requests to the upstream server.
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Path *string `json:"path,omitempty"`
 	// port of the upstream server.
 	// +optional

@@ -34,10 +34,16 @@ type KonnectConfiguration struct {
 	APIAuthConfigurationRef KonnectAPIAuthConfigurationRef `json:"authRef"`
 }
 
-// KonnectAPIAuthConfigurationRef names a KonnectAPIAuthConfiguration.
+// KonnectAPIAuthConfigurationRef names a KonnectAPIAuthConfiguration in the referrer's namespace.
+// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || size(self.__namespace__) == 0",message="cross-namespace references are not supported: the KonnectAPIAuthConfiguration must be in this object's namespace; leave namespace empty"
 type KonnectAPIAuthConfigurationRef struct {
 	// name of the KonnectAPIAuthConfiguration.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+	// namespace is accepted only empty: an object uses a KonnectAPIAuthConfiguration of its own namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
 }

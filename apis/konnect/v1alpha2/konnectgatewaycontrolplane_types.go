@@ -19,12 +19,15 @@ type AuthType string
 type ProxyURL struct {
 	// host of the proxy URL.
 	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
 	Host string `json:"host"`
 	// port of the proxy URL.
 	// +required
 	Port int64 `json:"port"`
 	// protocol of the proxy URL.
 	// +required
+	// +kubebuilder:validation:MaxLength=16
 	Protocol string `json:"protocol"`
 }
 
@@ -33,9 +36,11 @@ type CreateControlPlaneRequest struct {
 	// name of the control plane in Konnect.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
 	Name string `json:"name"`
 	// description of the control plane.
 	// +optional
+	// +kubebuilder:validation:MaxLength=1024
 	Description *string `json:"description,omitempty"`
 	// cluster_type of the control plane; it cannot change once created.
 	// +optional
@@ -50,11 +55,13 @@ type CreateControlPlaneRequest struct {
 	CloudGateway *bool `json:"cloud_gateway,omitempty"`
 	// proxy_urls are the URLs through which the data planes can be reached.
 	// +optional
+	// +kubebuilder:validation:MaxItems=32
 	ProxyUrls []ProxyURL `json:"proxy_urls,omitempty"`
 	// labels are Konnect labels of the control plane. Keys starting with "k8s" or "konnect" are reserved by Konnect
 	// and the operator.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=40
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) >= 1 && size(k) <= 63 && size(self[k]) >= 1 && size(self[k]) <= 63)",message="label keys and values must be 1 to 63 characters long"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('k8s') && !k.startsWith('konnect'))",message="label keys starting with k8s or konnect are reserved"
 	Labels map[string]string `json:"labels,omitempty"`
 }
@@ -117,6 +124,7 @@ type KonnectGatewayControlPlaneSpec struct {
 	// this list.
 	// +optional
 	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=256
 	Members []corev1.LocalObjectReference `json:"members,omitempty"`
 
 	// konnect says which KonnectAPIAuthConfiguration to use.

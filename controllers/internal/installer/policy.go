@@ -12,12 +12,13 @@ import (
 	"github.com/almproject/alm/catalog"
 )
 
-// Allowed are the rules, among those ALM refuses by default (catalog.RuleWildcardRBAC, catalog.RuleClusterAdmin,
-// catalog.RulePrivilegedPod), that an OperatorVersion may break.
+// Allowed are the rules, among those ALM refuses by default (catalog.RuleWildcardRBAC, catalog.RuleRBACEscalation,
+// catalog.RuleClusterAdmin, catalog.RulePrivilegedPod), that an OperatorVersion may break.
 type Allowed map[string]bool
 
-// AllowedFrom reads the opt-in annotations operators.alm.dev/allow-<rule>: "true". The AppType carries them; the
-// OperatorVersions created for it get a copy (versions.Create), and the installer reads the OperatorVersion's.
+// AllowedFrom reads the opt-in annotations operators.alm.dev/allow-<rule>: "true". The AppType (for its package) or
+// the CatalogSource (for every package it serves) carries them; the OperatorVersions created for the AppType get a
+// copy (versions.Create, versions.OptIns), and the installer reads the OperatorVersion's.
 func AllowedFrom(annotations map[string]string) Allowed {
 	allowed := Allowed{}
 	for k, v := range annotations {
@@ -29,7 +30,7 @@ func AllowedFrom(annotations map[string]string) Allowed {
 }
 
 // CheckPolicy refuses, with an InvalidError naming the object, the field and the rule, a plan that grants `*` on
-// `*`, binds cluster-admin or runs privileged pods unless allowed, and one with a CRD in a group Kubernetes serves
+// `*` or privilege-escalating verbs, binds cluster-admin or runs privileged pods unless allowed, and one with a CRD in a group Kubernetes serves
 // (never allowed).
 func CheckPolicy(p *Plan, allowed Allowed) error {
 	for _, crd := range p.CRDs {
@@ -42,6 +43,9 @@ func CheckPolicy(p *Plan, allowed Allowed) error {
 		switch {
 		case !allowed[catalog.RuleWildcardRBAC] && catalog.WildcardRole(obj):
 			return refused(catalog.RuleWildcardRBAC, "%s: rules[%d] grants every verb on every resource of every API group", what, wildcardIndex(obj))
+		case !allowed[catalog.RuleRBACEscalation] && escalating(obj):
+			i, verbs := catalog.EscalatingRole(obj)
+			return refused(catalog.RuleRBACEscalation, "%s: rules[%d] grants the privilege-escalating verbs %s", what, i, verbs)
 		case !allowed[catalog.RuleClusterAdmin] && catalog.BindsClusterAdmin(obj):
 			return refused(catalog.RuleClusterAdmin, "%s: roleRef binds ClusterRole cluster-admin", what)
 		case !allowed[catalog.RulePrivilegedPod] && obj.GetKind() == "Deployment":
@@ -58,7 +62,12 @@ func CheckPolicy(p *Plan, allowed Allowed) error {
 }
 
 func refused(rule, format string, args ...any) error {
-	return invalidf("%s (rule %s); annotate the AppType %s%s: \"true\" to allow it", fmt.Sprintf(format, args...), rule, catalog.AnnotationAllowPrefix, rule)
+	return invalidf("%s (rule %s); annotate the AppType (or its CatalogSource, for every package it serves) %s%s: \"true\" to allow it", fmt.Sprintf(format, args...), rule, catalog.AnnotationAllowPrefix, rule)
+}
+
+func escalating(obj *unstructured.Unstructured) bool {
+	_, verbs := catalog.EscalatingRole(obj)
+	return verbs != ""
 }
 
 // wildcardIndex is the index of the first wildcard rule of a Role or ClusterRole.

@@ -77,6 +77,28 @@ func TestPolicy(t *testing.T) {
 		{"privileged allowed", map[string]string{"operators.alm.dev/allow-privileged-pod": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
 			podSpec(o).HostNetwork = true
 		}, nil},
+		{"added capability SYS_ADMIN", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			podSpec(o).Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE", "SYS_ADMIN"}}}
+		}, []string{"Deployment ns/demo-operator: spec.template.spec runs container operator adding capabilities SYS_ADMIN", "rule privileged-pod"}},
+		{"added capability ALL", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			podSpec(o).Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"ALL"}}}
+		}, []string{"adding capabilities ALL", "rule privileged-pod"}},
+		{"added capability NET_BIND_SERVICE (baseline)", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			podSpec(o).Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}, Drop: []corev1.Capability{"ALL"}}}
+		}, nil},
+		{"allowPrivilegeEscalation", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			podSpec(o).Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(true)}
+		}, []string{"container operator with allowPrivilegeEscalation: true", "rule privileged-pod"}},
+		{"escalate and bind verbs", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.Permissions[0].Rules = append(o.Spec.Install.StrategySpec.Permissions[0].Rules,
+				rbacv1.PolicyRule{APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles"}, Verbs: []string{"escalate", "bind"}})
+		}, []string{"Role ns/demo.v1.0.0-demo-operator: rules[1] grants the privilege-escalating verbs escalate, bind", "rule rbac-escalation", `operators.alm.dev/allow-rbac-escalation: "true"`}},
+		{"impersonate verb", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}}}
+		}, []string{"ClusterRole alm:ns:demo.v1.0.0:demo-operator: rules[0] grants the privilege-escalating verbs impersonate", "rule rbac-escalation"}},
+		{"escalation allowed", map[string]string{"operators.alm.dev/allow-rbac-escalation": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}}}
+		}, nil},
 		{"CRD in a built-in group, whatever is allowed", map[string]string{
 			"operators.alm.dev/allow-wildcard-rbac": "true", "operators.alm.dev/allow-cluster-admin-binding": "true", "operators.alm.dev/allow-privileged-pod": "true",
 		}, func(o *operatorsv1alpha1.OperatorVersion) { addObject(o, builtinCRD) },

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -86,7 +87,8 @@ func Installed(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.Opera
 }
 
 // Create creates ov for at: owned by the AppType (deleting the AppType uninstalls), labelled with its package and
-// annotated with its operators.alm.dev/allow-* opt-ins.
+// annotated with the operators.alm.dev/allow-* opt-ins of the AppType and of the CatalogSource it comes from
+// (ov.Spec.Source).
 // An OperatorVersion that already exists is left as it is.
 func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion) error {
 	if err := controllerutil.SetControllerReference(at, ov, c.Scheme()); err != nil {
@@ -96,18 +98,44 @@ func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType,
 		ov.Labels = map[string]string{}
 	}
 	ov.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(at.Spec.Package)
-	for k, v := range at.Annotations { // the opt-ins the installer reads (installer.AllowedFrom)
-		if strings.HasPrefix(k, catalog.AnnotationAllowPrefix) {
-			if ov.Annotations == nil {
-				ov.Annotations = map[string]string{}
-			}
-			ov.Annotations[k] = v
+	optIns, err := OptIns(ctx, c, at, ov.Spec.Source)
+	if err != nil {
+		return err
+	}
+	for k, v := range optIns {
+		if ov.Annotations == nil {
+			ov.Annotations = map[string]string{}
 		}
+		ov.Annotations[k] = v
 	}
 	if err := c.Create(ctx, ov); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating OperatorVersion %s/%s for AppType %s: %w", ov.Namespace, ov.Name, at.Name, err)
 	}
 	return nil
+}
+
+// OptIns are the opt-in annotations (operators.alm.dev/allow-<rule>, which the installer reads with
+// installer.AllowedFrom) that apply to a version of at served by the CatalogSource src: the CatalogSource's allow a
+// rule for every package it serves, the AppType's for its own. A rule either side allows ("true") is allowed; a
+// CatalogSource that is gone allows nothing.
+func OptIns(ctx context.Context, c client.Reader, at *operatorsv1alpha1.AppType, src *operatorsv1alpha1.CatalogReference) (map[string]string, error) {
+	out := map[string]string{}
+	add := func(annotations map[string]string) {
+		for k, v := range annotations {
+			if strings.HasPrefix(k, catalog.AnnotationAllowPrefix) && out[k] != "true" {
+				out[k] = v
+			}
+		}
+	}
+	if src != nil {
+		cs := &operatorsv1alpha1.CatalogSource{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name}, cs); client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("reading the opt-ins of CatalogSource %s/%s: %w", src.Namespace, src.Name, err)
+		}
+		add(cs.Annotations)
+	}
+	add(at.Annotations)
+	return out, nil
 }
 
 // GetActive reads the OperatorVersion key and the versions of its package in its namespace (all, itself included),

@@ -109,18 +109,58 @@ func TestInstalled(t *testing.T) {
 	}
 }
 
-// TestCreateCopiesOptIns: the AppType's operators.alm.dev/allow-* annotations, which the installer reads, are copied
-// onto the OperatorVersions created for it; its other annotations are not.
+// TestCreateCopiesOptIns: the operators.alm.dev/allow-* annotations of the AppType and of the CatalogSource the
+// version comes from, which the installer reads, are copied onto the OperatorVersions created for the AppType; other
+// annotations are not. A rule either side allows is allowed.
 func TestCreateCopiesOptIns(t *testing.T) {
+	const wildcard, privileged = "operators.alm.dev/allow-wildcard-rbac", "operators.alm.dev/allow-privileged-pod"
+	source := &operatorsv1alpha1.CatalogReference{Namespace: "alm-system", Name: "trusted"}
+	for _, tc := range []struct {
+		name          string
+		appType       map[string]string
+		catalogSource map[string]string // nil: no CatalogSource object
+		source        *operatorsv1alpha1.CatalogReference
+		want          map[string]string
+	}{
+		{name: "AppType only", appType: map[string]string{wildcard: "true", "example.com/note": "x"}, source: source, want: map[string]string{wildcard: "true"}},
+		{name: "CatalogSource only", appType: nil, catalogSource: map[string]string{privileged: "true", "example.com/note": "x"}, source: source, want: map[string]string{privileged: "true"}},
+		{name: "both, different rules", appType: map[string]string{wildcard: "true"}, catalogSource: map[string]string{privileged: "true"}, source: source, want: map[string]string{wildcard: "true", privileged: "true"}},
+		{name: "CatalogSource allows what the AppType does not", appType: map[string]string{privileged: "false"}, catalogSource: map[string]string{privileged: "true"}, source: source, want: map[string]string{privileged: "true"}},
+		{name: "AppType allows what the CatalogSource does not", appType: map[string]string{privileged: "true"}, catalogSource: map[string]string{privileged: "yes"}, source: source, want: map[string]string{privileged: "true"}},
+		{name: "CatalogSource value other than true", catalogSource: map[string]string{privileged: "yes"}, source: source, want: map[string]string{privileged: "yes"}},
+		{name: "CatalogSource gone", appType: map[string]string{wildcard: "true"}, source: source, want: map[string]string{wildcard: "true"}},
+		{name: "another CatalogSource's opt-ins do not apply", catalogSource: map[string]string{privileged: "true"}, source: &operatorsv1alpha1.CatalogReference{Namespace: "alm-system", Name: "other"}, want: map[string]string{}},
+		{name: "no source recorded", catalogSource: map[string]string{privileged: "true"}, want: map[string]string{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := createWithOptIns(t, tc.appType, tc.catalogSource, tc.source)
+			if len(got) != len(tc.want) {
+				t.Errorf("annotations = %v, want %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("annotations = %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// createWithOptIns creates an OperatorVersion for an AppType annotated appType, from source, with the CatalogSource
+// alm-system/trusted annotated catalogSource (none when nil), and returns the OperatorVersion's annotations.
+func createWithOptIns(t *testing.T, appType, catalogSource map[string]string, source *operatorsv1alpha1.CatalogReference) map[string]string {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := operatorsv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme).Build()
-	at := &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd", UID: "u1", Annotations: map[string]string{
-		"operators.alm.dev/allow-wildcard-rbac": "true", "example.com/note": "x",
-	}}, Spec: operatorsv1alpha1.AppTypeSpec{Package: "etcd"}}
-	o := ov("etcd.v1.0.0", "1.0.0")
+	b := fake.NewClientBuilder().WithScheme(scheme)
+	if catalogSource != nil {
+		b = b.WithObjects(&operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: "alm-system", Name: "trusted", Annotations: catalogSource}})
+	}
+	c := b.Build()
+	at := &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd", UID: "u1", Annotations: appType}, Spec: operatorsv1alpha1.AppTypeSpec{Package: "etcd"}}
+	o := ov("etcd.v1.0.0", "1.0.0", func(o *operatorsv1alpha1.OperatorVersion) { o.Spec.Source = source })
 	if err := Create(context.Background(), c, at, &o); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +168,5 @@ func TestCreateCopiesOptIns(t *testing.T) {
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(&o), got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Annotations["operators.alm.dev/allow-wildcard-rbac"] != "true" || got.Annotations["example.com/note"] != "" {
-		t.Errorf("annotations = %v", got.Annotations)
-	}
+	return got.Annotations
 }

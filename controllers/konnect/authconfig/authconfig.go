@@ -90,6 +90,16 @@ func (r *Reconciler) release(ctx context.Context, auth *konnectv1alpha1.KonnectA
 
 // check validates the token. The token itself never goes into a message: Konnect's errors do not echo it.
 func (r *Reconciler) check(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) (ctrl.Result, error) {
+	reason, msg, err := r.invalid(ctx, auth)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if reason != "" {
+		// Nothing is sent to Konnect. A change of the object or of its Secret (watched) brings it back.
+		r.setValid(auth, false, reason, msg)
+		r.Recorder.Eventf(auth, nil, corev1.EventTypeWarning, reason, "Validate", "%s", msg)
+		return ctrl.Result{}, nil
+	}
 	api, serverURL, err := r.Clients.API(ctx, auth)
 	if err != nil {
 		r.setValid(auth, false, konnectv1alpha1.ReasonInvalidSpec, err.Error())
