@@ -33,8 +33,9 @@ const Finalizer = "operators.alm.dev/cleanup"
 // DefaultTimeout is how long an install may take to become Succeeded before it is marked Failed.
 const DefaultTimeout = 5 * time.Minute
 
-// Installer moves an OperatorVersion through Pending -> InstallReady -> Installing -> Succeeded (or Failed), one
-// phase per call. The Install and Upgrade loops share it.
+// Installer moves an OperatorVersion through Pending (while required CRDs are missing) -> Installing -> Succeeded
+// (or Failed), one phase per call; a version whose requirements are met is applied in the same call, so it passes
+// InstallReady without a status write of its own. The Install and Upgrade loops share it.
 type Installer struct {
 	// Client writes, and reads Deployments and CRDs through the manager's cache. A cached Deployment counts as
 	// rolled out only when it carries the content this step applied (AnnotationHash) and its status observed it.
