@@ -1,12 +1,14 @@
 package installer
 
 import (
+	"context"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 )
@@ -43,6 +45,17 @@ func Objects(mgr ctrl.Manager) (cache.Cache, error) {
 		return nil, err
 	}
 	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	// Forget the cache when the manager stops (tests run many managers in one process).
+	forget := manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		objectCachesMu.Lock()
+		defer objectCachesMu.Unlock()
+		delete(objectCaches, mgr)
+		return nil
+	})
+	if err := mgr.Add(forget); err != nil {
 		return nil, err
 	}
 	objectCaches[mgr] = c
