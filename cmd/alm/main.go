@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -47,6 +48,7 @@ type options struct {
 	loopOptions             loops.Options
 	qps                     float64
 	burst                   int
+	maxConcurrentReconciles int
 }
 
 func run(args []string) error {
@@ -112,8 +114,11 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: $POD_NAMESPACE, else the namespace ALM runs in (in-cluster), else alm-system.")
 	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", catalogsource.DefaultResync,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", loops.DefaultMaxConcurrentReconciles,
+		"How many objects each loop reconciles at once (e.g. how many OperatorVersions install in parallel). "+
+			"Raise it when many installs start together and the API server has room; no object is reconciled by two workers of a loop at once.")
 	fs.Float64Var(&o.qps, "kube-api-qps", 100,
-		"Requests per second ALM may make to the API server (client-side limit). Installing reads each object it applies.")
+		"Requests per second ALM may make to the API server (client-side limit). Installing reads what it applies from a cache.")
 	fs.IntVar(&o.burst, "kube-api-burst", 200, "Burst allowed above --kube-api-qps.")
 	zapOpts := &zap.Options{}
 	zapOpts.BindFlags(fs)
@@ -134,6 +139,9 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 			return nil, nil, nil
 		}
 		return nil, nil, fmt.Errorf("%w (see --help)", err)
+	}
+	if o.maxConcurrentReconciles < 1 {
+		return nil, nil, fmt.Errorf("--max-concurrent-reconciles is %d; it must be at least 1 (see --help)", o.maxConcurrentReconciles)
 	}
 	return o, zapOpts, nil
 }
@@ -170,10 +178,16 @@ func newManager(o *options) (ctrl.Manager, error) {
 		LeaderElectionNamespace: o.leaderElectionNamespace,
 		// Our loops are idempotent; releasing on cancel lets a restarted manager take over at once.
 		LeaderElectionReleaseOnCancel: true,
-		// Only catalog ConfigMaps are read through the cache; the installer reads what it applies directly.
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {Label: catalogLabelSelector()},
-		}},
+		Controller:                    config.Controller{MaxConcurrentReconciles: o.maxConcurrentReconciles},
+		// Only catalog ConfigMaps are read through this cache; the installer reads what it applies from a cache
+		// of its own, of ALM's objects' metadata (installer.Objects).
+		Cache: cache.Options{
+			ByObject: map[client.Object]cache.ByObject{
+				&corev1.ConfigMap{}: {Label: catalogLabelSelector()},
+			},
+			// No loop reads managedFields; without them a thousand OperatorVersions and Deployments take far less memory.
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

@@ -22,6 +22,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
@@ -34,15 +35,19 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Namespace is ALM's own namespace, whose CatalogSources serve every namespace.
 	Namespace string
+	// writes remembers the loop's own status writes, so that a cached AppType that does not show the last one yet
+	// is skipped rather than written again from a stale copy.
+	writes installer.Writes
 }
 
 // Reconcile resolves one AppType, creates its first OperatorVersion if it has none, and reports.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	at := &operatorsv1alpha1.AppType{}
 	if err := r.Get(ctx, req.NamespacedName, at); err != nil {
+		r.writes.Forget(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !at.DeletionTimestamp.IsZero() {
+	if !at.DeletionTimestamp.IsZero() || r.writes.Stale(at) {
 		return ctrl.Result{}, nil
 	}
 	st := *at.Status.DeepCopy()
@@ -53,48 +58,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	installed := versions.Installed(all)
-
-	request, err := r.Registry.Request(at, r.Namespace)
-	var res catalog.Result
-	if err == nil {
-		if installed != nil {
-			request.From, request.FromName = installed.Spec.Version.String(), installed.Name
-		}
-		res, err = r.Registry.Index().Resolve(request)
-	}
-	if err != nil {
-		reason := resolveReason(err)
-		set(&st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionFalse, reason, err.Error())
-		st.Resolution = nil
-	} else {
-		st.Resolution = Candidates(res)
-		switch {
-		case res.Chosen == nil && installed != nil:
-			set(&st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionTrue, operatorsv1alpha1.ReasonUpToDate,
-				fmt.Sprintf("%s %s is the newest version that fits channel %s", installed.Name, installed.Spec.Version, res.Channel))
-		case res.Chosen == nil:
-			set(&st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionFalse, operatorsv1alpha1.ReasonNoCandidate,
-				fmt.Sprintf("no bundle of package %s on channel %s fits: see status.resolution", at.Spec.Package, res.Channel))
-		default:
-			set(&st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionTrue, operatorsv1alpha1.ReasonResolved,
-				fmt.Sprintf("%s %s from %s, channel %s", res.Chosen.Name, res.Chosen.Version, res.Chosen.Catalog, res.Channel))
-		}
-	}
-
+	res, err := r.resolve(at, installed)
 	// First install: create the chosen version. Upgrades are the upgradetrigger loop's (the seed's Catalog loop).
 	if installed == nil && err == nil && res.Chosen != nil {
-		ov, err := res.OperatorVersion(at.Namespace)
-		if err != nil {
-			return ctrl.Result{}, fmt.Errorf("building OperatorVersion %s for %s: %w", res.Chosen.Name, klog.KObj(at), err)
-		}
-		ov.Spec.Source = registry.Reference(res.Chosen.Catalog)
-		if err := versions.Create(ctx, r.Client, at, ov); err != nil {
+		if installed, err = r.install(ctx, at, res); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.Recorder.Eventf(at, ov, corev1.EventTypeNormal, "Installing", "Install", "Installing %s %s from %s", ov.Name, ov.Spec.Version, res.Chosen.Catalog)
-		installed = ov
+		// The status reports the resolution from the version just created, as every later reconcile will: one
+		// status write now rather than a second one when the OperatorVersion's creation comes back.
+		res, err = r.resolve(at, installed)
 	}
-
+	resolved(&st, at, installed, res, err)
 	report(&st, at, installed, res, err == nil)
 	if werr := r.writeStatus(ctx, at, st); werr != nil {
 		return ctrl.Result{}, werr
@@ -104,6 +78,53 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("AppType %s: %w", klog.KObj(at), err))
 	}
 	return ctrl.Result{}, nil // other resolution problems clear when a catalog changes, which re-triggers the loop
+}
+
+// install creates the OperatorVersion of the chosen bundle for at.
+func (r *Reconciler) install(ctx context.Context, at *operatorsv1alpha1.AppType, res catalog.Result) (*operatorsv1alpha1.OperatorVersion, error) {
+	ov, err := res.OperatorVersion(at.Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("building OperatorVersion %s for %s: %w", res.Chosen.Name, klog.KObj(at), err)
+	}
+	ov.Spec.Source = registry.Reference(res.Chosen.Catalog)
+	if err := versions.Create(ctx, r.Client, at, ov); err != nil {
+		return nil, err
+	}
+	r.Recorder.Eventf(at, ov, corev1.EventTypeNormal, "Installing", "Install", "Installing %s %s from %s", ov.Name, ov.Spec.Version, res.Chosen.Catalog)
+	return ov, nil
+}
+
+// resolve resolves at's package from the catalogs, as an upgrade of installed when there is one.
+func (r *Reconciler) resolve(at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion) (catalog.Result, error) {
+	request, err := r.Registry.Request(at, r.Namespace)
+	if err != nil {
+		return catalog.Result{}, err
+	}
+	if installed != nil {
+		request.From, request.FromName = installed.Spec.Version.String(), installed.Name
+	}
+	return r.Registry.Index().Resolve(request)
+}
+
+// resolved fills the resolution and the Resolved condition.
+func resolved(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion, res catalog.Result, err error) {
+	if err != nil {
+		set(st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionFalse, resolveReason(err), err.Error())
+		st.Resolution = nil
+		return
+	}
+	st.Resolution = Candidates(res)
+	switch {
+	case res.Chosen == nil && installed != nil:
+		set(st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionTrue, operatorsv1alpha1.ReasonUpToDate,
+			fmt.Sprintf("%s %s is the newest version that fits channel %s", installed.Name, installed.Spec.Version, res.Channel))
+	case res.Chosen == nil:
+		set(st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionFalse, operatorsv1alpha1.ReasonNoCandidate,
+			fmt.Sprintf("no bundle of package %s on channel %s fits: see status.resolution", at.Spec.Package, res.Channel))
+	default:
+		set(st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionTrue, operatorsv1alpha1.ReasonResolved,
+			fmt.Sprintf("%s %s from %s, channel %s", res.Chosen.Name, res.Chosen.Version, res.Chosen.Catalog, res.Channel))
+	}
 }
 
 // report fills installed version, available upgrade and readiness.
@@ -131,13 +152,19 @@ func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, 
 		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionTrue, operatorsv1alpha1.ReasonInstalled,
 			fmt.Sprintf("%s is installed and its Deployments are available", installed.Name))
 	} else {
-		phase := string(installed.Status.Phase)
-		if phase == "" {
-			phase = "created"
-		}
-		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonInstalling,
-			fmt.Sprintf("%s is %s: %s", installed.Name, phase, installed.Status.Message))
+		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonInstalling, notReadyMessage(installed))
 	}
+}
+
+// notReadyMessage says why the installed version is not ready. While it is on its way (created, InstallReady,
+// Installing) the message stays the same, so that the AppType's status is not rewritten at every step of every
+// install; the OperatorVersion's status has the details. A version that waits for something or failed says why.
+func notReadyMessage(installed *operatorsv1alpha1.OperatorVersion) string {
+	switch installed.Status.Phase {
+	case "", operatorsv1alpha1.PhaseInstallReady, operatorsv1alpha1.PhaseInstalling:
+		return fmt.Sprintf("%s is being installed; its status shows the progress", installed.Name)
+	}
+	return fmt.Sprintf("%s is %s: %s", installed.Name, installed.Status.Phase, installed.Status.Message)
 }
 
 // Candidates turns a resolution into the status form: the chosen bundle first, then the others with reasons.
@@ -181,7 +208,13 @@ func set(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, t s
 func (r *Reconciler) writeStatus(ctx context.Context, at *operatorsv1alpha1.AppType, st operatorsv1alpha1.AppTypeStatus) error {
 	orig := at.DeepCopy()
 	at.Status = st
-	return status.Patch(ctx, r, orig, at)
+	if err := status.Patch(ctx, r, orig, at); err != nil {
+		return err
+	}
+	if at.ResourceVersion != orig.ResourceVersion {
+		r.writes.Wrote(at, orig.ResourceVersion)
+	}
+	return nil
 }
 
 // SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.

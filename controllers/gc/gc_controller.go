@@ -7,6 +7,7 @@ package gc
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,9 +27,13 @@ import (
 // Reconciler deletes replaced OperatorVersions that own nothing.
 type Reconciler struct {
 	client.Client
-	// Reader reads without the cache, so "owns nothing" is never a stale answer.
+	// Objects is the cache of ALM's objects' metadata (installer.Objects), where GC looks first; "owns nothing" is
+	// confirmed by Reader, which reads without the cache, so it is never a stale answer.
+	Objects  client.Reader
 	Reader   client.Reader
 	Recorder events.EventRecorder
+	// lastDeletion is when finalize last deleted objects of a version, by version.
+	lastDeletion sync.Map
 }
 
 // New returns the GC loop for mgr.
@@ -43,11 +48,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ov.DeletionTimestamp.IsZero() {
-		deleted, err := r.finalize(ctx, ov)
-		if deleted > 0 && err == nil {
-			return ctrl.Result{RequeueAfter: cleanupSettle}, nil
-		}
-		return ctrl.Result{}, err
+		requeue, err := r.finalize(ctx, ov)
+		return ctrl.Result{RequeueAfter: requeue}, err
 	}
 	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
 	if err != nil {
@@ -65,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if replacedBy == nil {
 		return ctrl.Result{}, nil
 	}
-	owned, err := ownership.Owned(ctx, r.Reader, r.RESTMapper(), ov)
+	owned, err := r.owned(ctx, ov, nil)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -97,22 +99,21 @@ func succeeded(candidates []*operatorsv1alpha1.OperatorVersion) *operatorsv1alph
 // nothing is left: an install step that read the version just before its deletion may still apply an object.
 const cleanupSettle = time.Second
 
-// finalize removes a deleted OperatorVersion's cluster-scoped objects; once a pass finds none left, it removes the
-// finalizer. It returns how many objects this pass deleted (then the caller checks again after cleanupSettle).
-// Namespaced objects are left to Kubernetes garbage collection through their ownerReferences.
-func (r *Reconciler) finalize(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) (int, error) {
+// finalize removes a deleted OperatorVersion's cluster-scoped objects; once a pass at least cleanupSettle after the
+// last one that deleted something finds none left (the API server confirms it), it removes the finalizer. It returns
+// when to look again. Namespaced objects are left to Kubernetes garbage collection through their ownerReferences.
+func (r *Reconciler) finalize(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) (time.Duration, error) {
+	key := client.ObjectKeyFromObject(ov)
 	if !controllerutil.ContainsFinalizer(ov, installer.Finalizer) {
+		r.lastDeletion.Delete(key)
 		return 0, nil
 	}
-	owned, err := ownership.Owned(ctx, r.Reader, r.RESTMapper(), ov)
+	owned, err := r.owned(ctx, ov, clusterScoped)
 	if err != nil {
 		return 0, err
 	}
 	deleted := 0
 	for _, meta := range owned {
-		if meta.Namespace != "" {
-			continue
-		}
 		obj := &unstructured.Unstructured{}
 		obj.SetGroupVersionKind(meta.GroupVersionKind())
 		obj.SetName(meta.Name)
@@ -135,15 +136,60 @@ func (r *Reconciler) finalize(ctx context.Context, ov *operatorsv1alpha1.Operato
 		deleted++
 	}
 	if deleted > 0 {
-		return deleted, nil
+		r.lastDeletion.Store(key, time.Now())
+		return cleanupSettle, nil
+	}
+	// Other events (a CRD released above) bring the version back sooner than cleanupSettle: wait for it anyway.
+	if last, ok := r.lastDeletion.Load(key); ok {
+		if wait := cleanupSettle - time.Since(last.(time.Time)); wait > 0 {
+			return wait, nil
+		}
 	}
 	patch := client.MergeFrom(ov.DeepCopy())
 	controllerutil.RemoveFinalizer(ov, installer.Finalizer)
-	return 0, client.IgnoreNotFound(r.Patch(ctx, ov, patch))
+	if err := r.Patch(ctx, ov, patch); client.IgnoreNotFound(err) != nil {
+		return 0, err
+	}
+	r.lastDeletion.Delete(key)
+	return 0, nil
+}
+
+// owned lists what ov owns (only what keep accepts, unless keep is nil): from the cache when it finds something,
+// else from the API server, so that nothing is collected or released on a stale answer and the common case (still
+// owning, while the Upgrade loop hands over) costs no request.
+func (r *Reconciler) owned(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, keep func(metav1.PartialObjectMetadata) bool) ([]metav1.PartialObjectMetadata, error) {
+	if r.Objects != nil {
+		owned, err := ownership.Owned(ctx, r.Objects, r.RESTMapper(), ov)
+		if owned = filter(owned, keep); err != nil || len(owned) > 0 {
+			return owned, err
+		}
+	}
+	owned, err := ownership.Owned(ctx, r.Reader, r.RESTMapper(), ov)
+	return filter(owned, keep), err
+}
+
+func clusterScoped(meta metav1.PartialObjectMetadata) bool { return meta.Namespace == "" }
+
+func filter(objects []metav1.PartialObjectMetadata, keep func(metav1.PartialObjectMetadata) bool) []metav1.PartialObjectMetadata {
+	if keep == nil {
+		return objects
+	}
+	out := objects[:0]
+	for _, o := range objects {
+		if keep(o) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // SetupWithManager registers the loop. Any change to a version of the package may make another collectable.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	objects, err := installer.Objects(mgr)
+	if err != nil {
+		return err
+	}
+	r.Objects = objects
 	b := ctrl.NewControllerManagedBy(mgr).Named("gc").For(&operatorsv1alpha1.OperatorVersion{})
 	return installer.Watch(b, mgr.GetClient()).Complete(r)
 }

@@ -33,7 +33,11 @@ func New(mgr ctrl.Manager, timeout time.Duration) *Reconciler {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ov, all, err := versions.GetActive(ctx, r, req.NamespacedName)
 	if ov == nil {
+		r.Installer.Writes.Forget(req.NamespacedName)
 		return ctrl.Result{}, err
+	}
+	if r.Installer.Stale(ov) {
+		return ctrl.Result{}, nil // the cache does not show this loop's last write yet; its watch event comes
 	}
 	if len(versions.Successors(ov, all)) > 0 || len(versions.Predecessors(ov, all)) > 0 {
 		return ctrl.Result{}, nil // a newer version is taking over, or this one upgrades another: the Upgrade loop's
@@ -42,7 +46,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := installer.WriteStatus(ctx, r, ov, res.Status); err != nil {
+	if err := r.Installer.WriteStatus(ctx, ov, res.Status); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, res.Terminal
@@ -50,6 +54,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // SetupWithManager registers the loop.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.Installer.UseObjectCache(mgr); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).Named("install").For(&operatorsv1alpha1.OperatorVersion{})
 	return installer.Watch(b, mgr.GetClient()).Complete(r)
 }

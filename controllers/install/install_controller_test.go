@@ -115,10 +115,11 @@ func TestInstallsStrategyAndReportsPhases(t *testing.T) {
 	if len(done.Status.Owned) != 9 {
 		t.Errorf("status.owned lists %d objects, want 9: %v", len(done.Status.Owned), done.Status.Owned)
 	}
-	// The phases were gone through in order, as Events show.
+	// The outcome is an Event (the start of an install is announced by the AppType loop, which this test does not
+	// run: at scale every Event is a request).
 	harness.Eventually(t, 10*time.Second, func() error {
 		got := eventReasons(ctx, ns, ov.Name)
-		want := []string{"InstallReady", "Installing", "Succeeded"}
+		want := []string{"Succeeded"}
 		if !isSubsequence(want, got) {
 			return fmt.Errorf("events %v do not go through %v in order", got, want)
 		}

@@ -30,6 +30,11 @@ const (
 	GroupLifecycle = "lifecycle"
 )
 
+// DefaultMaxConcurrentReconciles is how many objects each loop reconciles at once unless --max-concurrent-reconciles
+// says otherwise. Installing is mostly waiting for the API server, so a few workers per loop keep a burst of installs
+// moving without flooding the API server; a loop never works on the same object twice at once.
+const DefaultMaxConcurrentReconciles = 4
+
 // Options configure the loops.
 type Options struct {
 	// Registry holds the loaded catalogs; the catalog loops of one process share it.

@@ -16,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -106,7 +108,11 @@ func GVK(crdName, version, kind string) schema.GroupVersionKind {
 // SetupWithManager registers the loop: OperatorVersions, and catalog changes for the pending ones.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("requirements").
-		For(&operatorsv1alpha1.OperatorVersion{}).
+		// Only pending versions with required CRDs have anything for this loop to do.
+		For(&operatorsv1alpha1.OperatorVersion{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
+			ov, ok := obj.(*operatorsv1alpha1.OperatorVersion)
+			return ok && Pending(ov)
+		}))).
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 			list := &operatorsv1alpha1.OperatorVersionList{}
 			if err := r.List(ctx, list); err != nil {

@@ -27,7 +27,9 @@ import (
 // Reconciler installs replacing OperatorVersions and hands the old versions' objects over to them.
 type Reconciler struct {
 	client.Client
-	// Reader reads without the cache, so adoption sees every owned object.
+	// Objects is the cache of ALM's objects' metadata (installer.Objects): adoption finds the old versions' objects
+	// there, then reads each from the API server (Reader) before it hands it over.
+	Objects   client.Reader
 	Reader    client.Reader
 	Installer *installer.Installer
 	Recorder  events.EventRecorder
@@ -43,7 +45,11 @@ func New(mgr ctrl.Manager, timeout time.Duration) *Reconciler {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ov, all, err := versions.GetActive(ctx, r, req.NamespacedName)
 	if ov == nil {
+		r.Installer.Writes.Forget(req.NamespacedName)
 		return ctrl.Result{}, err
+	}
+	if r.Installer.Stale(ov) {
+		return ctrl.Result{}, nil // the cache does not show this loop's last write yet; its watch event comes
 	}
 	olds := versions.Chain(ov, all)
 	if len(olds) == 0 || len(versions.Successors(ov, all)) > 0 {
@@ -61,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 		}
 	}
-	if err := installer.WriteStatus(ctx, r, ov, res.Status); err != nil {
+	if err := r.Installer.WriteStatus(ctx, ov, res.Status); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, res.Terminal
@@ -71,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // object handed over loses the references of every version ov replaces (olds), not only old's.
 func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.OperatorVersion, olds []*operatorsv1alpha1.OperatorVersion, plan *installer.Plan) error {
 	log := ctrl.LoggerFrom(ctx)
-	owned, err := ownership.Owned(ctx, r.Reader, r.RESTMapper(), old)
+	owned, err := ownership.Owned(ctx, r.objects(), r.RESTMapper(), old)
 	if err != nil {
 		return err
 	}
@@ -85,6 +91,9 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 				continue
 			}
 			return err
+		}
+		if !ownership.IsOwnedBy(obj, old) {
+			continue // the cache was behind: it was handed over already
 		}
 		switch {
 		case plan.Declares(gvk, obj.GetNamespace(), obj.GetName()):
@@ -126,8 +135,19 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 	return status.Patch(ctx, r, orig, old)
 }
 
+func (r *Reconciler) objects() client.Reader {
+	if r.Objects != nil {
+		return r.Objects
+	}
+	return r.Reader
+}
+
 // SetupWithManager registers the loop.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := r.Installer.UseObjectCache(mgr); err != nil {
+		return err
+	}
+	r.Objects = r.Installer.Objects
 	b := ctrl.NewControllerManagedBy(mgr).Named("upgrade").For(&operatorsv1alpha1.OperatorVersion{})
 	return installer.Watch(b, mgr.GetClient()).Complete(r)
 }

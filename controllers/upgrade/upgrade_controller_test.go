@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -237,16 +238,19 @@ func TestRestartsConverge(t *testing.T) {
 	ctx := t.Context()
 	ns := harness.Namespace(t, c, "restarts")
 
-	// Point 1: the install is InstallReady, nothing applied yet.
-	point := harness.NewCrashPoint(phaseWritten(ns, "demo.v1.0.0", operatorsv1alpha1.PhaseInstallReady))
+	// Point 1: the install has added its cleanup finalizer, nothing applied yet.
+	point := harness.NewCrashPoint(func(obj client.Object, sub string) bool {
+		ov, ok := obj.(*operatorsv1alpha1.OperatorVersion)
+		return ok && sub == "" && ov.Namespace == ns && ov.Name == "demo.v1.0.0" && slices.Contains(ov.Finalizers, installer.Finalizer)
+	})
 	mgr := harness.StartManager(t, cp, lifecycle, point.Option())
 	v1 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v1.0.0", Version: "1.0.0", ExtraObjects: []map[string]any{onlyIn("only-v1")}}.OperatorVersion()
 	if err := c.Create(ctx, v1); err != nil {
 		t.Fatal(err)
 	}
 	waitCrash(t, point, mgr)
-	if err := c.Get(ctx, client.ObjectKeyFromObject(v1), v1); err != nil || v1.Status.Phase != operatorsv1alpha1.PhaseInstallReady {
-		t.Fatalf("after the crash at InstallReady: phase %q (err %v)", v1.Status.Phase, err)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(v1), v1); err != nil || v1.Status.Phase != "" {
+		t.Fatalf("after the crash at the finalizer: phase %q, want none yet (err %v)", v1.Status.Phase, err)
 	}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: ns + "-operator"}, &appsv1.Deployment{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the Deployment exists before the install step ran (err %v)", err)

@@ -44,6 +44,9 @@ type Options struct {
 	NoControllerManager bool
 	// Output receives the cluster processes' logs. Default: discarded.
 	Output *os.File
+	// APIServerFlags are extra kube-apiserver flags, name (without dashes) to value, e.g. "audit-log-path" and
+	// "audit-policy-file" to record who made which request. They override the defaults of the same name.
+	APIServerFlags map[string]string
 }
 
 // Cluster is a running local Kubernetes cluster: etcd, kube-apiserver and kube-controller-manager, no nodes.
@@ -142,6 +145,9 @@ func Start(opts Options) (_ *Cluster, err error) {
 	}
 	cp.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
 	cp.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+	for name, value := range opts.APIServerFlags {
+		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
+	}
 	if opts.Output != nil {
 		cp.env.ControlPlane.Etcd.Out, cp.env.ControlPlane.Etcd.Err = opts.Output, opts.Output
 		cp.env.ControlPlane.APIServer.Out, cp.env.ControlPlane.APIServer.Err = opts.Output, opts.Output

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -27,8 +28,12 @@ func (e *ConflictError) Error() string { return e.Msg }
 //   - an object another version of the same package owns in the same namespace is updated in place (same UID) and
 //     ov is added as a further owner; the adoption loop hands it over once ov has Succeeded.
 //
-// It returns the object as stored.
-func Apply(ctx context.Context, c client.Client, ov *operatorsv1alpha1.OperatorVersion, desired *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// It reads the existing object's metadata from objects (a cache of ALM's objects, see Objects), and from live (the
+// API server) only when creating it fails because it exists after all. It writes only what changed: nothing when
+// content and ownership are as desired, a metadata patch when only the ownership changes, an update of the whole
+// object when its content changed. Writes carry the resourceVersion read, so a stale read ends in a conflict, not in
+// a lost change. It returns the object as stored: the whole object when it was created or updated, else its metadata.
+func Apply(ctx context.Context, c client.Client, objects, live client.Reader, ov *operatorsv1alpha1.OperatorVersion, desired *unstructured.Unstructured) (client.Object, error) {
 	desired = desired.DeepCopy()
 	hash := Hash(desired)
 	annotations := desired.GetAnnotations()
@@ -38,15 +43,19 @@ func Apply(ctx context.Context, c client.Client, ov *operatorsv1alpha1.OperatorV
 	annotations[AnnotationHash] = hash
 	desired.SetAnnotations(annotations)
 
-	existing := &unstructured.Unstructured{}
-	existing.SetGroupVersionKind(desired.GroupVersionKind())
-	err := c.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	existing, err := getMetadata(ctx, objects, desired)
 	if apierrors.IsNotFound(err) {
-		ownership.Claim(desired, ov)
-		if err := c.Create(ctx, desired); err != nil {
+		created := desired.DeepCopy()
+		ownership.Claim(created, ov)
+		err = c.Create(ctx, created)
+		if err == nil {
+			return created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating %s %s: %w", desired.GetKind(), describe(desired), err)
 		}
-		return desired, nil
+		// The cache is behind, or the object is not ALM's: the API server has it.
+		existing, err = getMetadata(ctx, live, desired)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %s: %w", desired.GetKind(), describe(desired), err)
@@ -54,55 +63,80 @@ func Apply(ctx context.Context, c client.Client, ov *operatorsv1alpha1.OperatorV
 	if err := checkOwner(existing, ov); err != nil {
 		return nil, err
 	}
-	updated := existing.DeepCopy()
-	if existing.GetAnnotations()[AnnotationHash] != hash {
-		for k, v := range desired.Object {
-			if k != "metadata" && k != "status" {
-				updated.Object[k] = v
-			}
-		}
-		for k := range existing.Object {
-			if _, ok := desired.Object[k]; !ok && k != "metadata" && k != "status" && k != "apiVersion" && k != "kind" {
-				delete(updated.Object, k)
-			}
-		}
-		updated.SetLabels(merge(updated.GetLabels(), desired.GetLabels()))
-		updated.SetAnnotations(merge(updated.GetAnnotations(), desired.GetAnnotations()))
+	meta := existing.DeepCopy()
+	contentChanged := existing.GetAnnotations()[AnnotationHash] != hash
+	if contentChanged {
+		meta.SetLabels(merge(meta.GetLabels(), desired.GetLabels()))
+		meta.SetAnnotations(merge(meta.GetAnnotations(), desired.GetAnnotations()))
 	}
-	if ownership.IsOwnedBy(existing, ov) || existing.GetLabels()[operatorsv1alpha1.LabelOwner] == "" {
-		// Ours, or of our package but owned by no version (a CRD created for a requirement, or released by an
-		// older version): claim it; this also restores labels or a reference someone removed.
-		ownership.Claim(updated, ov)
-		updated.SetOwnerReferences(mergeRefs(existing, updated))
-	} else {
-		ownership.CoOwn(updated, ov)
-	}
-	if equality.Semantic.DeepEqual(existing.Object, updated.Object) {
+	own(existing, meta, ov)
+	switch {
+	case contentChanged:
+		return update(ctx, c, desired, meta)
+	case equality.Semantic.DeepEqual(existing.ObjectMeta, meta.ObjectMeta):
 		return existing, nil
 	}
+	if err := c.Patch(ctx, meta, client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})); err != nil {
+		return nil, fmt.Errorf("updating the ownership of %s %s: %w", desired.GetKind(), describe(desired), err)
+	}
+	return meta, nil
+}
+
+// own gives ov its ownership of meta: claimed when ov owns existing, or no version does (a CRD created for a
+// requirement, or released by an older version; this also restores labels or a reference someone removed), else
+// co-owned with the version that owns it.
+func own(existing, meta *metav1.PartialObjectMetadata, ov *operatorsv1alpha1.OperatorVersion) {
+	if ownership.IsOwnedBy(existing, ov) || existing.GetLabels()[operatorsv1alpha1.LabelOwner] == "" {
+		ownership.Claim(meta, ov)
+		meta.SetOwnerReferences(mergeRefs(existing, meta))
+		return
+	}
+	ownership.CoOwn(meta, ov)
+}
+
+// update writes desired's content with meta as its metadata (the existing object's, with ov's ownership).
+func update(ctx context.Context, c client.Client, desired *unstructured.Unstructured, meta *metav1.PartialObjectMetadata) (client.Object, error) {
+	metadata, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&meta.ObjectMeta)
+	if err != nil {
+		return nil, err
+	}
+	updated := desired.DeepCopy()
+	updated.Object["metadata"] = metadata
 	if err := c.Update(ctx, updated); err != nil {
 		return nil, fmt.Errorf("updating %s %s: %w", desired.GetKind(), describe(desired), err)
 	}
 	return updated, nil
 }
 
+// getMetadata reads the metadata of the object desired names.
+func getMetadata(ctx context.Context, r client.Reader, desired *unstructured.Unstructured) (*metav1.PartialObjectMetadata, error) {
+	meta := &metav1.PartialObjectMetadata{}
+	meta.SetGroupVersionKind(desired.GroupVersionKind())
+	if err := r.Get(ctx, client.ObjectKeyFromObject(desired), meta); err != nil {
+		return nil, err
+	}
+	meta.SetGroupVersionKind(desired.GroupVersionKind())
+	return meta, nil
+}
+
 // checkOwner refuses objects ALM did not create for this package in this namespace.
-func checkOwner(existing *unstructured.Unstructured, ov *operatorsv1alpha1.OperatorVersion) error {
+func checkOwner(existing client.Object, ov *operatorsv1alpha1.OperatorVersion) error {
+	kind := existing.GetObjectKind().GroupVersionKind().Kind
 	labels := existing.GetLabels()
 	pkg, ns := labels[operatorsv1alpha1.LabelAppType], labels[operatorsv1alpha1.LabelOwnerNamespace]
 	switch {
 	case pkg == "":
-		return &ConflictError{Msg: fmt.Sprintf("%s %s exists and was not created by ALM; delete or rename it so that %s can install", existing.GetKind(), describe(existing), ov.Name)}
+		return &ConflictError{Msg: fmt.Sprintf("%s %s exists and was not created by ALM; delete or rename it so that %s can install", kind, describe(existing), ov.Name)}
 	case pkg != ownership.LabelValue(ov.Spec.PackageName):
-		return &ConflictError{Msg: fmt.Sprintf("%s %s belongs to package %s; package %s cannot install an object of the same name", existing.GetKind(), describe(existing), pkg, ov.Spec.PackageName)}
-	case ns != "" && ns != ov.Namespace && existing.GetKind() != "CustomResourceDefinition":
-		return &ConflictError{Msg: fmt.Sprintf("%s %s belongs to the %s installed in namespace %s", existing.GetKind(), describe(existing), pkg, ns)}
+		return &ConflictError{Msg: fmt.Sprintf("%s %s belongs to package %s; package %s cannot install an object of the same name", kind, describe(existing), pkg, ov.Spec.PackageName)}
+	case ns != "" && ns != ov.Namespace && kind != "CustomResourceDefinition":
+		return &ConflictError{Msg: fmt.Sprintf("%s %s belongs to the %s installed in namespace %s", kind, describe(existing), pkg, ns)}
 	}
 	return nil
 }
 
 // mergeRefs keeps the other owners' references of existing and ov's reference from updated.
-func mergeRefs(existing, updated *unstructured.Unstructured) []metav1.OwnerReference {
+func mergeRefs(existing, updated metav1.Object) []metav1.OwnerReference {
 	refs := updated.GetOwnerReferences()
 	for _, ref := range existing.GetOwnerReferences() {
 		found := false

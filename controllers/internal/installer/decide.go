@@ -72,8 +72,9 @@ func (v verdict) terminal() bool {
 	return v.phase == operatorsv1alpha1.PhaseFailed && terminal[v.reason]
 }
 
-// decide is the install decision: from what Step read, the phase to move to (at most one phase per step), the
-// conditions to set and when to look again. It is pure: no API calls, no clock.
+// decide is the install decision: from what Step read, the phase to move to (at most one phase per step, where
+// "requirements met, apply" and the outcome of applying count as one), the conditions to set and when to look
+// again. It is pure: no API calls, no clock.
 func decide(f facts) verdict {
 	phase := f.status.Phase
 	switch {
@@ -93,11 +94,9 @@ func decide(f facts) verdict {
 	}
 	met := condition(operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionTrue, operatorsv1alpha1.ReasonRequirementsMet,
 		"every required CRD is established")
-	switch {
-	case phase == "" || phase == operatorsv1alpha1.PhasePending:
-		return verdict{conditions: []metav1.Condition{met}, phase: operatorsv1alpha1.PhaseInstallReady,
-			reason: operatorsv1alpha1.ReasonRequirementsMet, message: "requirements met; installing"}
-	case f.applied == nil:
+	if f.applied == nil {
+		// Requirements met: apply in this very step. A version whose requirements were met goes from Pending (or
+		// nothing) straight to Installing or Succeeded, with one status write instead of one through InstallReady.
 		return verdict{apply: true}
 	}
 	v := decideRollout(f, phase)

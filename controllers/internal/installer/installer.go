@@ -33,12 +33,16 @@ const Finalizer = "operators.alm.dev/cleanup"
 // DefaultTimeout is how long an install may take to become Succeeded before it is marked Failed.
 const DefaultTimeout = 5 * time.Minute
 
-// Installer moves an OperatorVersion through Pending -> InstallReady -> Installing -> Succeeded (or Failed), one
-// phase per call. The Install and Upgrade loops share it.
+// Installer moves an OperatorVersion through Pending (while required CRDs are missing) -> Installing -> Succeeded
+// (or Failed), one phase per call; a version whose requirements are met is applied in the same call, so it passes
+// InstallReady without a status write of its own. The Install and Upgrade loops share it.
 type Installer struct {
+	// Client writes, and reads Deployments and CRDs through the manager's cache. A cached Deployment counts as
+	// rolled out only when it carries the content this step applied (AnnotationHash) and its status observed it.
 	Client client.Client
-	// Reader reads Deployments and CRDs without the cache: right after the installer updates a Deployment, the
-	// cache may still hold the previous, rolled-out generation, which must not count as ready.
+	// Objects reads the metadata of the objects the installer applies (see Objects); Reader reads them from the API
+	// server when the cache does not know them. Objects nil: everything is read through Reader.
+	Objects  client.Reader
 	Reader   client.Reader
 	Mapper   apimeta.RESTMapper
 	Recorder events.EventRecorder
@@ -46,11 +50,36 @@ type Installer struct {
 	Timeout time.Duration
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// Writes remembers the installer's own writes of OperatorVersions (finalizer, status), see Stale.
+	Writes Writes
+}
+
+// Stale says whether ov, as read from the cache, does not show the installer's last write of it yet; the loop skips
+// it, and the watch event of that write brings it back.
+func (in *Installer) Stale(ov *operatorsv1alpha1.OperatorVersion) bool {
+	return in.Writes.Stale(ov)
 }
 
 // New returns an Installer that uses mgr's client, REST mapper and an event recorder named for the loop.
 func New(mgr ctrl.Manager, loop string, timeout time.Duration) *Installer {
 	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Recorder: mgr.GetEventRecorder(loop), Timeout: timeout}
+}
+
+// UseObjectCache makes the installer read the objects it applies from mgr's cache of ALM's objects (Objects).
+func (in *Installer) UseObjectCache(mgr ctrl.Manager) error {
+	objects, err := Objects(mgr)
+	if err != nil {
+		return fmt.Errorf("creating the cache of ALM's objects: %w", err)
+	}
+	in.Objects = objects
+	return nil
+}
+
+func (in *Installer) objects() client.Reader {
+	if in.Objects != nil {
+		return in.Objects
+	}
+	return in.Reader
 }
 
 // Result is the outcome of one Step.
@@ -116,7 +145,7 @@ func (in *Installer) apply(ctx context.Context, ov *operatorsv1alpha1.OperatorVe
 	if err := in.ensureFinalizer(ctx, ov); err != nil {
 		return nil, err
 	}
-	owned, err := in.applyAll(ctx, ov, plan)
+	owned, written, err := in.applyAll(ctx, ov, plan)
 	var conflict *ConflictError
 	var unsafe *unsafeCRDError
 	switch {
@@ -129,7 +158,7 @@ func (in *Installer) apply(ctx context.Context, ov *operatorsv1alpha1.OperatorVe
 	}
 	st.Owned = owned
 	a := &applied{objects: len(owned), skipped: plan.Skipped}
-	a.notReady, a.failed, err = in.notReady(ctx, ov, plan, st.Phase == operatorsv1alpha1.PhaseSucceeded)
+	a.notReady, a.failed, err = in.notReady(ctx, ov, plan, written, st.Phase == operatorsv1alpha1.PhaseSucceeded)
 	return a, err
 }
 
@@ -149,26 +178,37 @@ func (in *Installer) record(ov *operatorsv1alpha1.OperatorVersion, st *operators
 
 type unsafeCRDError struct{ error }
 
-func (in *Installer) applyAll(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan) ([]operatorsv1alpha1.OwnedObject, error) {
+// applyAll applies the plan and returns what ov owns, and the Deployments this step wrote (as stored), by name.
+func (in *Installer) applyAll(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan) ([]operatorsv1alpha1.OwnedObject, map[string]*appsv1.Deployment, error) {
 	for _, crd := range plan.CRDs {
 		if err := in.checkCRD(ctx, crd); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var owned []operatorsv1alpha1.OwnedObject
+	written := map[string]*appsv1.Deployment{}
 	for _, obj := range plan.All() {
-		stored, err := Apply(ctx, in.Client, ov, obj)
+		stored, err := Apply(ctx, in.Client, in.objects(), in.Reader, ov, obj)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		gvk := stored.GroupVersionKind()
+		gvk := obj.GroupVersionKind()
 		owned = append(owned, operatorsv1alpha1.OwnedObject{
 			Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
 			Namespace: stored.GetNamespace(), Name: stored.GetName(), UID: stored.GetUID(),
 		})
+		if u, ok := stored.(*unstructured.Unstructured); ok && gvk.GroupKind() == deploymentGK {
+			d := &appsv1.Deployment{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+				return nil, nil, err
+			}
+			written[d.Name] = d
+		}
 	}
-	return owned, nil
+	return owned, written, nil
 }
+
+var deploymentGK = appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind()
 
 // checkCRD refuses an owned CRD update that would lose stored versions or invalidate existing objects.
 func (in *Installer) checkCRD(ctx context.Context, desiredU *unstructured.Unstructured) error {
@@ -183,6 +223,9 @@ func (in *Installer) checkCRD(ctx context.Context, desiredU *unstructured.Unstru
 	}
 	if err != nil {
 		return err
+	}
+	if existing.Annotations[AnnotationHash] == Hash(desiredU) {
+		return nil // the installer applied this very content before: nothing changes
 	}
 	var objects []unstructured.Unstructured
 	for _, v := range existing.Spec.Versions {
@@ -208,7 +251,7 @@ func (in *Installer) requirements(ctx context.Context, ov *operatorsv1alpha1.Ope
 	for _, desc := range ov.Spec.CustomResourceDefinitions.Required {
 		rs := opv1alpha1.RequirementStatus{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition", Name: desc.Name}
 		crd := &apiextensionsv1.CustomResourceDefinition{}
-		err := in.Reader.Get(ctx, client.ObjectKey{Name: desc.Name}, crd)
+		err := in.Client.Get(ctx, client.ObjectKey{Name: desc.Name}, crd)
 		switch {
 		case apierrors.IsNotFound(err):
 			rs.Status, rs.Message = opv1alpha1.RequirementStatusReasonNotPresent, "CRD not found"
@@ -235,20 +278,33 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return false
 }
 
-// notReady lists the Deployments of plan that are not rolled out. A Succeeded version ignores a Deployment that a
+// notReady lists the Deployments of plan that are not rolled out. A Deployment this step wrote is judged as
+// stored; another is read from the cache and must carry the content of plan (AnnotationHash), so that a cache that
+// still holds an earlier, rolled-out spec does not count as ready. A Succeeded version ignores a Deployment that a
 // newer version is rolling out (it co-owns it): the old pods keep serving until the rollout is done, and the old
 // version's status must not turn to Installing because of the new version's rollout.
-func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, succeeded bool) (out, failed []string, err error) {
-	for _, name := range plan.Deployments {
-		d := &appsv1.Deployment{}
-		if err := in.Reader.Get(ctx, client.ObjectKey{Namespace: ov.Namespace, Name: name}, d); err != nil {
-			if apierrors.IsNotFound(err) {
-				out = append(out, fmt.Sprintf("Deployment %s: not found", name))
-				continue
+func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, written map[string]*appsv1.Deployment, succeeded bool) (out, failed []string, err error) {
+	for _, obj := range plan.Objects {
+		if obj.GroupVersionKind().GroupKind() != deploymentGK {
+			continue
+		}
+		name := obj.GetName()
+		d := written[name]
+		if d == nil {
+			d = &appsv1.Deployment{}
+			if err := in.Client.Get(ctx, client.ObjectKey{Namespace: ov.Namespace, Name: name}, d); err != nil {
+				if apierrors.IsNotFound(err) {
+					out = append(out, fmt.Sprintf("Deployment %s: not found", name))
+					continue
+				}
+				return nil, nil, err
 			}
-			return nil, nil, err
 		}
 		if succeeded && coOwnedByAnotherVersion(d, ov) {
+			continue
+		}
+		if d.Annotations[AnnotationHash] != Hash(obj) {
+			out = append(out, fmt.Sprintf("Deployment %s: waiting for the spec change to be observed", name))
 			continue
 		}
 		if ok, why := DeploymentReady(d); !ok {
@@ -265,9 +321,14 @@ func (in *Installer) ensureFinalizer(ctx context.Context, ov *operatorsv1alpha1.
 	if controllerutil.ContainsFinalizer(ov, Finalizer) {
 		return nil
 	}
+	before := ov.ResourceVersion
 	patch := client.MergeFrom(ov.DeepCopy())
 	controllerutil.AddFinalizer(ov, Finalizer)
-	return in.Client.Patch(ctx, ov, patch)
+	if err := in.Client.Patch(ctx, ov, patch); err != nil {
+		return err
+	}
+	in.Writes.Wrote(ov, before)
+	return nil
 }
 
 // scope maps a kind to whether it is namespaced and served.
@@ -283,9 +344,8 @@ func (in *Installer) scope(gvk schema.GroupVersionKind) (bool, bool, error) {
 }
 
 func (in *Installer) setPhase(ov *operatorsv1alpha1.OperatorVersion, st *operatorsv1alpha1.OperatorVersionStatus, phase operatorsv1alpha1.OperatorVersionPhase, reason, msg string) {
-	if st.Phase != phase && in.Recorder != nil {
-		eventType := corev1.EventTypeNormal
-		in.Recorder.Eventf(ov, nil, eventType, string(phase), "Install", "%s: %s", phase, msg)
+	if st.Phase != phase && in.Recorder != nil && announced(st.Phase, phase) {
+		in.Recorder.Eventf(ov, nil, corev1.EventTypeNormal, string(phase), "Install", "%s: %s", phase, msg)
 	}
 	st.Phase, st.Reason, st.Message = phase, reason, msg
 	ready := metav1.ConditionFalse
@@ -293,6 +353,14 @@ func (in *Installer) setPhase(ov *operatorsv1alpha1.OperatorVersion, st *operato
 		ready = metav1.ConditionTrue
 	}
 	setCondition(st, ov, operatorsv1alpha1.ConditionReady, ready, reason, msg)
+}
+
+// announced says whether a phase change gets an Event. Every one does but the start of an install (to Installing
+// from nothing, Pending or InstallReady): the AppType loop's Installing Event or the upgrade trigger's Upgrading Event
+// announced it already, and at a thousand installs every Event is a request. A Succeeded version that goes back to
+// Installing (a Deployment is no longer available) gets one.
+func announced(from, to operatorsv1alpha1.OperatorVersionPhase) bool {
+	return to != operatorsv1alpha1.PhaseInstalling && to != operatorsv1alpha1.PhaseInstallReady || from == operatorsv1alpha1.PhaseSucceeded
 }
 
 func (in *Installer) fail(ov *operatorsv1alpha1.OperatorVersion, st *operatorsv1alpha1.OperatorVersionStatus, reason, msg string) {

@@ -76,9 +76,16 @@ func requiring(c client.Client) handler.MapFunc {
 	}
 }
 
-// WriteStatus writes st as ov's status if it differs from what is stored: one status write per reconcile.
-func WriteStatus(ctx context.Context, c client.Client, ov *operatorsv1alpha1.OperatorVersion, st operatorsv1alpha1.OperatorVersionStatus) error {
+// WriteStatus writes st as ov's status if it differs from what is stored: one status write per reconcile. A write
+// that happened is remembered (see Stale).
+func (in *Installer) WriteStatus(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, st operatorsv1alpha1.OperatorVersionStatus) error {
 	orig := ov.DeepCopy()
 	ov.Status = st
-	return status.Patch(ctx, c, orig, ov)
+	if err := status.Patch(ctx, in.Client, orig, ov); err != nil {
+		return err
+	}
+	if ov.ResourceVersion != orig.ResourceVersion {
+		in.Writes.Wrote(ov, orig.ResourceVersion)
+	}
+	return nil
 }

@@ -1,0 +1,111 @@
+package scale
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/almproject/alm/test/localkube"
+)
+
+// skipWithoutCluster skips when the cluster binaries are not built (make tools) or in -short.
+func skipWithoutCluster(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("scale: not in -short")
+	}
+	dir, err := localkube.BinDir()
+	if err == nil {
+		_, err = os.Stat(dir + "/kube-apiserver")
+	}
+	if err != nil {
+		tb.Skipf("scale: cluster binaries missing (%v): run make tools", err)
+	}
+}
+
+// TestScaleSmall installs 20 AppTypes in 4 namespaces and checks what can be counted reliably on a busy machine:
+// every install is Succeeded and Ready, ALM reads nothing it applies from the API server, and an install costs at
+// most 5 API requests beyond creating its objects. The objects an install creates are the bundle's 7 and the
+// OperatorVersion; the count leaves out the Events (2 per install, reported) and what ALM does once however many
+// installs there are (informers' lists and watches, discovery).
+func TestScaleSmall(t *testing.T) {
+	skipWithoutCluster(t)
+	res, err := Run(context.Background(), Options{Namespaces: 4, PerNamespace: 5, Packages: 10, Timeout: 5 * time.Minute, Log: logWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(t, res)
+	if res.Succeeded != res.Installs || res.Ready != res.Installs {
+		t.Errorf("%d of %d OperatorVersions Succeeded and %d AppTypes Ready, want all", res.Succeeded, res.Installs, res.Ready)
+	}
+	if gets := res.Requests.Verb("get") - res.Requests["get /api"] - res.Requests["get /apis"]; gets > 0 {
+		t.Errorf("ALM read %d objects from the API server, want none (the installer reads from its cache); by verb and resource:\n%s", gets, res.Requests)
+	}
+	created := res.ObjectsPerInstall + 1 // and the OperatorVersion
+	if got, budget := res.InstallRequestsPerInstall(), float64(created+5); got > budget {
+		t.Errorf("an install cost %.2f API requests, want at most %.0f (%d objects created + 5); by verb and resource:\n%s",
+			got, budget, created, res.Requests)
+	}
+}
+
+// BenchmarkScale is issue 13's scale run: 1,000 AppTypes across 100 namespaces from a 50-package catalog (sizes from
+// ALM_SCALE_NAMESPACES, ALM_SCALE_PER_NAMESPACE, ALM_SCALE_PACKAGES; extra ALM flags from ALM_SCALE_ALM_ARGS).
+// Targets: rss-MB <= 200, requests/install <= objects + 5, s-after-available <= 30.
+func BenchmarkScale(b *testing.B) {
+	skipWithoutCluster(b)
+	o, err := Size(Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Timeout: 20 * time.Minute, Log: os.Stderr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var res *Result
+	for i := 0; i < b.N; i++ {
+		if res, err = Run(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	report(b, res)
+	b.ReportMetric(float64(res.Installs), "installs")
+	b.ReportMetric(float64(res.Succeeded), "succeeded")
+	b.ReportMetric(res.PeakRSS/1e6, "rss-MB")
+	b.ReportMetric(res.PeakHeap/1e6, "heap-MB")
+	b.ReportMetric(res.RequestsPerInstall(), "requests/install")
+	b.ReportMetric(res.RequestsPerInstallWithoutEvents(), "requests-no-events/install")
+	b.ReportMetric(float64(res.Requests.Verb("get"))/float64(res.Installs), "gets/install")
+	b.ReportMetric(res.ReconcilesPerInstall(), "reconciles/install")
+	b.ReportMetric(res.AfterAvailable.Seconds(), "s-after-available")
+	b.ReportMetric(res.Converged.Seconds(), "s-converged")
+}
+
+// report logs the figures in a few lines (benchmark logs are cut after ten lines unless -v).
+func report(tb testing.TB, res *Result) {
+	tb.Helper()
+	var reconciles []string
+	for name, n := range res.Reconciles {
+		reconciles = append(reconciles, name+"="+formatPer(n, res.Installs))
+	}
+	sort.Strings(reconciles)
+	tb.Logf("%d installs of %d objects: %d Succeeded, %d Ready; converged %.1fs after the first AppType, %.1fs after the last Deployment was available",
+		res.Installs, res.ObjectsPerInstall, res.Succeeded, res.Ready, res.Converged.Seconds(), res.AfterAvailable.Seconds())
+	tb.Logf("ALM memory: RSS %.1f MB now, %.1f MB peak (VmHWM); heap %.1f MB now, %.1f MB peak sampled",
+		res.RSS/1e6, res.PeakRSS/1e6, res.Heap/1e6, res.PeakHeap/1e6)
+	tb.Logf("reconciles per install: %.2f (%s)", res.ReconcilesPerInstall(), strings.Join(reconciles, " "))
+	tb.Logf("API requests per install: %.2f (%d in all; %.2f without Events; %.2f without Events and start-up); per install by verb and resource: %s",
+		res.RequestsPerInstall(), res.Requests.Total(), res.RequestsPerInstallWithoutEvents(), res.InstallRequestsPerInstall(),
+		res.Requests.PerInstall(res.Installs))
+}
+
+func formatPer(n float64, installs int) string {
+	return strconv.FormatFloat(n/float64(installs), 'f', 2, 64)
+}
+
+// logWriter sends the run's progress lines to the test log.
+type logWriter struct{ tb testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.tb.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
