@@ -19,6 +19,16 @@ var Figures = []Figure{
 	{Bench: "BenchmarkStory", Metric: "s-apptype-to-succeeded", Title: "AppType declared → OperatorVersion Succeeded (s, real processes)", Format: "%.1f"},
 	{Bench: "BenchmarkStory", Metric: "s-publish-to-old-deleted", Title: "New version published → old version deleted (s, real processes)", Format: "%.1f"},
 
+	// ALM at scale (test/scale): 1,000 AppTypes in 100 namespaces from a 50-package catalog of 7-object bundles,
+	// ALM a real process; requests counted by the API server's audit log of ALM's user.
+	{Bench: "BenchmarkScale", Metric: "succeeded", Title: "Scale: OperatorVersions Succeeded (of 1,000)", Min: Limit(1000)},
+	{Bench: "BenchmarkScale", Metric: "rss-MB", Title: "Scale: ALM peak RSS (MB)", Max: Limit(200)},
+	{Bench: "BenchmarkScale", Metric: "heap-MB", Title: "Scale: ALM peak heap (MB)"},
+	{Bench: "BenchmarkScale", Metric: "requests/install", Title: "Scale: API requests per install (7 objects + 5)", Format: "%.1f", Max: Limit(12)},
+	{Bench: "BenchmarkScale", Metric: "requests-no-events/install", Title: "Scale: API requests per install, Events left out", Format: "%.1f"},
+	{Bench: "BenchmarkScale", Metric: "reconciles/install", Title: "Scale: reconciles per install", Format: "%.1f"},
+	{Bench: "BenchmarkScale", Metric: "s-after-available", Title: "Scale: all Succeeded after the last Deployment available (s)", Format: "%.1f", Max: Limit(30)},
+
 	// The Konnect operator (controllers/konnect/bench_test.go).
 	{Bench: "BenchmarkSync/list", Metric: "s-to-programmed", Title: "Konnect: 2,000 creates at 20 ms latency → all Programmed (s)",
 		Format: "%.1f", Max: Limit(15)},
