@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -34,6 +36,9 @@ type options struct {
 	mode                                           entity.DriftMode
 	rateLimit                                      float64
 	concurrency                                    int
+	kubeQPS                                        float64
+	watchNamespaces                                string
+	kubeBurst                                      int
 	zap                                            zap.Options
 }
 
@@ -96,6 +101,9 @@ Flags:
 		}
 		return nil, fmt.Errorf("%w (see --help)", err)
 	}
+	if o.kubeQPS <= 0 || o.kubeBurst <= 0 {
+		return nil, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, got %g and %d", o.kubeQPS, o.kubeBurst)
+	}
 	if o.syncPeriod <= 0 {
 		return nil, fmt.Errorf("--sync-period must be positive, got %s", o.syncPeriod)
 	}
@@ -129,6 +137,11 @@ func (o *options) bind(fs *flag.FlagSet) *string {
 		"Most Konnect API requests per second sent to one Konnect organization (shared by every auth configuration of\n"+
 			"that organization); 0 means unlimited. A 429 answer also pauses the organization for its Retry-After.")
 	fs.IntVar(&o.concurrency, "concurrency", 8, "Objects of one kind reconciled in parallel.")
+	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 50,
+		"Most requests per second to the Kubernetes API (each Konnect create or update ends in a status write).")
+	fs.IntVar(&o.kubeBurst, "kube-api-burst", 100, "Burst of requests to the Kubernetes API above --kube-api-qps.")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
+		"Comma-separated namespaces whose objects the operator syncs (and whose Secrets it reads); empty: every namespace.")
 	o.zap.BindFlags(fs)
 	return driftMode
 }
@@ -145,11 +158,21 @@ func newManager(o *options) (ctrl.Manager, error) {
 	}
 	// Each Konnect write ends in a status write: client-go's default of 5 requests/s would throttle the operator
 	// well below the Konnect rate limit.
-	if cfg.QPS < 50 {
-		cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS, cfg.Burst = float32(o.kubeQPS), o.kubeBurst
+	// The cache holds every object the operator syncs; their managedFields (often the larger part of a small object)
+	// are never read: dropping them keeps the memory of 10,000 objects well within bounds.
+	watch := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	for ns := range strings.SplitSeq(o.watchNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			if watch.DefaultNamespaces == nil {
+				watch.DefaultNamespaces = map[string]cache.Config{}
+			}
+			watch.DefaultNamespaces[ns] = cache.Config{}
+		}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
+		Cache:                         watch,
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect,
