@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -28,9 +29,13 @@ func main() {
 	}
 }
 
+// gcPercent is the GOGC the operator runs with unless the environment sets one.
+const gcPercent = 50
+
 // options are the command's flags.
 type options struct {
 	metricsAddr, probeAddr, electionNS, electionID string
+	pprofAddr                                      string
 	leaderElect                                    bool
 	syncPeriod                                     time.Duration
 	mode                                           entity.DriftMode
@@ -48,6 +53,13 @@ func run(args []string) error {
 		return err
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o.zap)))
+	if os.Getenv("GOGC") == "" {
+		// Collect garbage when the heap has grown by half since the last collection (Go's default: doubled). Reconciles
+		// allocate fast (copies from the cache, JSON, HTTP), so at the default the process's peak resident memory is
+		// about three times what it really holds: with 10,000 entities (BenchmarkScale) 312 MB at the default, 207 MB
+		// at 50. The price is a little more CPU for the collector.
+		debug.SetGCPercent(gcPercent)
+	}
 	log := ctrl.Log.WithName("konnect-operator")
 	mgr, err := newManager(o)
 	if err != nil {
@@ -120,6 +132,8 @@ func (o *options) bind(fs *flag.FlagSet) *string {
 		"Address the Prometheus metrics endpoint (/metrics) listens on; \"0\" disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
 		"Address the liveness (/healthz) and readiness (/readyz) probes listen on.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "",
+		"Address Go's profiles (/debug/pprof/) are served on; empty (the default) serves none.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Elect a leader through a Lease so that only one replica talks to Konnect. Enable when running more than one replica.")
 	fs.StringVar(&o.electionNS, "leader-election-namespace", "",
@@ -175,6 +189,7 @@ func newManager(o *options) (ctrl.Manager, error) {
 		Cache:                         watch,
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              o.electionID,
 		LeaderElectionNamespace:       o.electionNS,
