@@ -64,6 +64,11 @@ type env struct {
 	c   client.Client
 	sim *konnectsim.Server
 	ns  string
+
+	// cfg and opts make the operator; stop ends the running one (nil when it is stopped).
+	cfg  *rest.Config
+	opts envOptions
+	stop func()
 }
 
 type envOptions struct {
@@ -123,15 +128,30 @@ func newEnv(t testing.TB, o envOptions) *env {
 		ns = strings.TrimLeft(ns, "-")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	e := &env{t: t, ctx: ctx, c: c, sim: sim, ns: ns, cfg: cfg, opts: o}
+	e.startOperator()
+	t.Cleanup(e.stopOperator)
+	return e
+}
+
+// startOperator starts the operator (a manager with the loops of Setup) watching only e's namespace.
+func (e *env) startOperator() {
+	e.t.Helper()
+	o := e.opts
+	scheme, err := NewScheme()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(e.cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 testLogger,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}},
 		Controller:             config.Controller{SkipNameValidation: ptrTo(true)},
 		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
 			if o.intercept == nil {
@@ -145,22 +165,31 @@ func newEnv(t testing.TB, o envOptions) *env {
 		},
 	})
 	if err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	if err := Setup(ctx, mgr, Options{
 		SyncPeriod: o.syncPeriod, DriftMode: o.mode, RateLimit: o.rateLimit, MaxConcurrentReconciles: o.workers,
 	}); err != nil {
-		t.Fatal(err)
+		cancel()
+		e.t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
+	e.stop = func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
+			e.t.Errorf("manager: %v", err)
 		}
-	})
-	return &env{t: t, ctx: ctx, c: c, sim: sim, ns: ns}
+	}
+}
+
+// stopOperator stops the running operator, if any, and waits until it has stopped.
+func (e *env) stopOperator() {
+	if e.stop != nil {
+		e.stop()
+		e.stop = nil
+	}
 }
 
 func ptrTo[T any](v T) *T { return &v }

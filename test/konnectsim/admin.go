@@ -12,14 +12,16 @@ import (
 // in another process (e2e, `make run`) can use the knobs of the Go API. It
 // needs no token and is not counted:
 //
-//	GET    /_simulator/counters         {"total": n, "endpoints": {"POST /v2/control-planes": n, ...}}
+//	GET    /_simulator/counters         {"total": n, "endpoints": {"POST /v2/control-planes": n, ...},
+//	                                     "injected": {"throttled": n, "server_errors": n, "lost_responses": n}}
 //	DELETE /_simulator/counters         reset the counters
 //	GET    /_simulator/objects          every stored object (see Object)
 //	PATCH  /_simulator/objects/{id}     out-of-band edit (see Server.Edit), body: JSON object
 //	DELETE /_simulator/objects/{id}     out-of-band delete (see Server.Remove)
 //	POST   /_simulator/faults           add a FaultRule, body: {"method","path","status","probability","times","lost_response","drop_connection"}
 //	DELETE /_simulator/faults           remove every fault rule, error rate and lost response rate
-//	POST   /_simulator/throttle         body: {"organization_id": "", "requests": n, "retry_after": "2s"}
+//	POST   /_simulator/throttle         body: {"organization_id": "", "requests": n, "retry_after": "2s"}, or
+//	                                     {"organization_id": "", "for": "500ms", "retry_after": "1s"} (see ThrottleFor)
 //	POST   /_simulator/settings         body: {"latency": "20ms", "error_rate": 0.1, "lost_response_rate": 0.05,
 //	                                          "rate_limit": 10, "rate_limit_burst": 20} (fields optional)
 const AdminPrefix = "/_simulator"
@@ -29,6 +31,7 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, "application/json", map[string]any{
 			"total":     s.TotalRequests(),
 			"endpoints": s.Counters(),
+			"injected":  s.Injected(),
 		})
 	})
 	mux.HandleFunc("DELETE "+AdminPrefix+"/counters", func(w http.ResponseWriter, _ *http.Request) {
@@ -76,6 +79,7 @@ func (s *Server) adminThrottle(w http.ResponseWriter, r *http.Request) {
 		OrganizationID string `json:"organization_id"`
 		Requests       int    `json:"requests"`
 		RetryAfter     string `json:"retry_after"`
+		For            string `json:"for"`
 	}
 	if err := decodeStrict(r.Body, &t); err != nil {
 		adminError(w, http.StatusBadRequest, err)
@@ -89,7 +93,16 @@ func (s *Server) adminThrottle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.Throttle(t.OrganizationID, t.Requests, d)
+	if t.For != "" {
+		window, err := time.ParseDuration(t.For)
+		if err != nil {
+			adminError(w, http.StatusBadRequest, err)
+			return
+		}
+		s.ThrottleFor(t.OrganizationID, window, d)
+	} else {
+		s.Throttle(t.OrganizationID, t.Requests, d)
+	}
 	w.WriteHeader(http.StatusNoContent)
 }
 

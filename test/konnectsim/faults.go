@@ -101,6 +101,7 @@ func (s *Server) setRateLimitLocked(rps float64, burst int) {
 
 type throttle struct {
 	remaining  int
+	until      time.Time
 	retryAfter time.Duration
 }
 
@@ -122,11 +123,35 @@ func (s *Server) Throttle(orgID string, n int, retryAfter time.Duration) {
 	s.throttles[key] = &throttle{remaining: n, retryAfter: retryAfter}
 }
 
+// ThrottleFor answers every request of the organization orgID ("" for
+// requests of any organization) with 429 and Retry-After: retryAfter for the
+// next d, as Konnect does while a client is over its limit. Unlike Throttle,
+// a burst lasts a time rather than a number of requests, so that when only a
+// few requests are made they are not all throttled, burst after burst. An
+// unknown orgID has no effect.
+func (s *Server) ThrottleFor(orgID string, d, retryAfter time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var key *org
+	for _, o := range s.orgs {
+		if o.id == orgID {
+			key = o
+		}
+	}
+	if key == nil && orgID != "" {
+		return
+	}
+	s.throttles[key] = &throttle{until: time.Now().Add(d), retryAfter: retryAfter}
+}
+
 // rateLimitedLocked reports whether a request of o must be answered with 429, and the Retry-After.
 func (s *Server) rateLimitedLocked(o *org) (time.Duration, bool) {
 	for _, key := range []*org{o, nil} {
 		if t := s.throttles[key]; t != nil && t.remaining > 0 {
 			t.remaining--
+			return t.retryAfter, true
+		}
+		if t := s.throttles[key]; t != nil && time.Now().Before(t.until) {
 			return t.retryAfter, true
 		}
 	}
@@ -225,12 +250,41 @@ func (s *Server) TotalRequests() int64 {
 	return s.total
 }
 
-// ResetCounters sets every counter to zero.
+// ResetCounters sets every counter to zero (the request counters and the injected-fault counters).
 func (s *Server) ResetCounters() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.counters)
 	s.total = 0
+	s.injected = Injected{}
+}
+
+// Injected counts the answers the simulator made fail on purpose.
+type Injected struct {
+	// Throttled: 429 with Retry-After (rate limit or Throttle).
+	Throttled int64 `json:"throttled"`
+	// ServerErrors: 5xx before anything was committed (error rate, fault rules).
+	ServerErrors int64 `json:"server_errors"`
+	// LostResponses: committed, then answered with an error (or a dropped connection) instead of the result.
+	LostResponses int64 `json:"lost_responses"`
+}
+
+// Injected returns how many answers failed on purpose since the start (or the last ResetCounters).
+func (s *Server) Injected() Injected {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.injected
+}
+
+func (s *Server) countInjectedLocked(limited bool, fault faultDecision, faulty bool) {
+	switch {
+	case limited:
+		s.injected.Throttled++
+	case faulty && fault.lost:
+		s.injected.LostResponses++
+	case faulty:
+		s.injected.ServerErrors++
+	}
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, o *org)
@@ -269,6 +323,7 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, h handle
 		if !limited {
 			fault, faulty = s.faultLocked(method, path)
 		}
+		s.countInjectedLocked(limited, fault, faulty)
 		s.mu.Unlock()
 
 		if limited {

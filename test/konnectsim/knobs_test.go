@@ -86,6 +86,58 @@ func TestThrottleAnswers429WithRetryAfter(t *testing.T) {
 	}
 }
 
+func TestThrottleForAWindow(t *testing.T) {
+	s := startServer(t, Options{})
+	ctx := context.Background()
+	sdk := newSDK(s, DefaultToken)
+	s.ThrottleFor("", 300*time.Millisecond, time.Second)
+	// Every request in the window is throttled, however many there are.
+	for i := range 3 {
+		_, err := sdk.ControlPlanes.ListControlPlanes(ctx, operations.ListControlPlanesRequest{})
+		var sdkErr *sdkerrors.SDKError
+		if !errors.As(err, &sdkErr) || sdkErr.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("request %d: %v, want 429", i, err)
+		}
+	}
+	if got := s.Injected().Throttled; got != 3 {
+		t.Errorf("Injected().Throttled = %d, want 3", got)
+	}
+	// After the window, requests pass again.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, err := sdk.ControlPlanes.ListControlPlanes(ctx, operations.ListControlPlanesRequest{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still failing 5s after a 300ms window: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestInjectedCountsFaults(t *testing.T) {
+	s := startServer(t, Options{})
+	sdk := newSDK(s, DefaultToken)
+	s.FailNext("", "", 2, 0)
+	s.LoseNext("POST", PathControlPlanes, 1)
+	for range 2 {
+		if _, err := sdk.ControlPlanes.ListControlPlanes(context.Background(), operations.ListControlPlanesRequest{}); err == nil {
+			t.Fatal("want the injected 500")
+		}
+	}
+	if _, err := sdk.ControlPlanes.CreateControlPlane(context.Background(), components.CreateControlPlaneRequest{Name: "cp"}); err == nil {
+		t.Fatal("want the lost answer")
+	}
+	if got, want := s.Injected(), (Injected{ServerErrors: 2, LostResponses: 1}); got != want {
+		t.Errorf("Injected() = %+v, want %+v", got, want)
+	}
+	s.ResetCounters()
+	if got := s.Injected(); got != (Injected{}) {
+		t.Errorf("after ResetCounters: %+v", got)
+	}
+}
+
 func TestSDKRetryHonoursRetryAfter(t *testing.T) {
 	s := startServer(t, Options{})
 	sdk := newSDK(s, DefaultToken, sdkkonnectgo.WithRetryConfig(retry.Config{

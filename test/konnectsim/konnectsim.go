@@ -109,6 +109,7 @@ type Server struct {
 	throttles   map[*org]*throttle
 	counters    map[string]int64
 	total       int64
+	injected    Injected
 	conflictSts int
 
 	srv      *http.Server

@@ -65,6 +65,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, ignoreConflict(fmt.Errorf("adding finalizer to %s: %w", klog.KObj(auth), err))
 		}
 	}
+	if err := r.holdSecret(ctx, auth); err != nil {
+		return ctrl.Result{}, err
+	}
 	orig := auth.DeepCopy()
 	res, err := r.check(ctx, auth)
 	return res, errors.Join(err, status.Patch(ctx, r, orig, auth))
@@ -83,6 +86,9 @@ func (r *Reconciler) release(ctx context.Context, auth *konnectv1alpha1.KonnectA
 	if len(cps.Items) > 0 {
 		ctrl.LoggerFrom(ctx).Info("Waiting for the control planes that use it to be deleted", "controlPlanes", len(cps.Items))
 		return nil
+	}
+	if err := r.releaseSecret(ctx, auth); err != nil {
+		return err
 	}
 	controllerutil.RemoveFinalizer(auth, FinalizerInUse)
 	return ignoreConflict(client.IgnoreNotFound(r.Update(ctx, auth)))

@@ -17,7 +17,7 @@ import (
 // create creates the entity, or adopts the one an earlier attempt created (found by its k8s-uid tag) if one may
 // exist, so that a create whose response was lost never leaves a duplicate.
 func (r *Reconciler[T]) create(ctx context.Context, obj T, p *pass) (konnectapi.Entity, error) {
-	if r.mayHaveBeenCreated(obj) {
+	if !p.neverSent && r.mayHaveBeenCreated(obj) {
 		if e, err := r.adopt(ctx, obj, p); err != nil || e.ID != "" {
 			return e, err
 		}
@@ -50,7 +50,8 @@ func (r *Reconciler[T]) adopt(ctx context.Context, obj T, p *pass) (konnectapi.E
 	return e, nil
 }
 
-// mayHaveBeenCreated says whether an entity for obj may exist without the object knowing its ID.
+// mayHaveBeenCreated says whether an entity for obj may exist without the object knowing its ID. (An object read
+// without the finalizer was never sent: create skips the look-up for it before asking.)
 func (r *Reconciler[T]) mayHaveBeenCreated(obj T) bool {
 	if _, ok := r.attempted.Load(obj.GetUID()); ok {
 		return true

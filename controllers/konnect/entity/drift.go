@@ -42,7 +42,8 @@ type scanGroup[T client.Object] struct {
 func (s *driftScanner[T]) scan(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithValues("kind", s.r.Kind.Name())
 	list := s.r.Kind.NewList()
-	if err := s.r.List(ctx, list); err != nil {
+	// The objects are only read: no copy of every cached object once per period.
+	if err := s.r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 		log.Error(err, "drift scan: listing objects")
 		return
 	}

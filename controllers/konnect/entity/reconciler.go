@@ -69,6 +69,8 @@ type Reconciler[T client.Object] struct {
 type written struct {
 	state    State
 	observed *konnectapi.Entity
+	// persisted: the status write carrying state succeeded, so the cache will show it.
+	persisted bool
 }
 
 // Reconcile is: get -> deletion or finalizer -> work -> one status write (only if it changed).
@@ -77,18 +79,54 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if r.behindOwnWrite(obj) {
+		// A copy older than our own last status write (e.g. the event of our finalizer update, read before the
+		// event of the status write): nothing to do with it, and a status written from it would only be refused as
+		// stale. The event of our write is on its way and brings the object back.
+		return ctrl.Result{}, nil
+	}
 	if !obj.GetDeletionTimestamp().IsZero() || !r.Kind.Managed(obj) {
 		// An object that is not (or no longer) this operator's is let go like a deleted one.
 		return r.finalize(ctx, obj)
 	}
-	if controllerutil.AddFinalizer(obj, Finalizer) {
+	// Konnect is only ever called for an object that carries the finalizer: one read without it was never sent.
+	neverSent := controllerutil.AddFinalizer(obj, Finalizer)
+	if neverSent {
 		if err := r.Update(ctx, obj); err != nil {
 			return ctrl.Result{}, ignoreConflict(fmt.Errorf("adding finalizer to %s %s: %w", r.Kind.Name(), klog.KObj(obj), err))
 		}
 	}
 	orig := obj.DeepCopyObject().(T)
-	res, err := r.sync(ctx, obj)
-	return res, errors.Join(err, status.Patch(ctx, r, orig, obj))
+	res, err := r.sync(ctx, obj, neverSent)
+	version := obj.GetResourceVersion()
+	perr := status.Patch(ctx, r, orig, obj)
+	if obj.GetResourceVersion() != version {
+		r.persisted(obj)
+	}
+	return res, errors.Join(err, perr)
+}
+
+// behindOwnWrite says whether obj, as read, is older than a status this process wrote for it successfully.
+func (r *Reconciler[T]) behindOwnWrite(obj T) bool {
+	v, ok := r.written.Load(obj.GetUID())
+	if !ok || !v.(written).persisted {
+		return false
+	}
+	last := r.Kind.State(obj).Sync.LastSyncTime
+	return last == nil || last.Before(v.(written).state.Sync.LastSyncTime)
+}
+
+// persisted notes that the state written for obj reached the API server (obj is the object as it answered).
+func (r *Reconciler[T]) persisted(obj T) {
+	v, ok := r.written.Load(obj.GetUID())
+	if !ok {
+		return
+	}
+	w := v.(written)
+	if last := r.Kind.State(obj).Sync.LastSyncTime; last != nil && w.state.Sync.LastSyncTime != nil && last.Equal(w.state.Sync.LastSyncTime) {
+		w.persisted = true
+		r.written.Store(obj.GetUID(), w)
+	}
 }
 
 // ignoreConflict drops a conflict: our copy was stale, so the newer version's watch event is still on its way

@@ -67,7 +67,8 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, kind Kind[
 func (r *Reconciler[T]) referrers(field string) handler.MapFunc {
 	return func(ctx context.Context, target client.Object) []reconcile.Request {
 		list := r.Kind.NewList()
-		if err := r.List(ctx, list, client.InNamespace(target.GetNamespace()), client.MatchingFields{field: target.GetName()}); err != nil {
+		// Only the names are read: no copies of the cached objects.
+		if err := r.List(ctx, list, client.InNamespace(target.GetNamespace()), client.MatchingFields{field: target.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		items := r.Kind.Items(list)

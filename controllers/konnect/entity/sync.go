@@ -34,14 +34,18 @@ type pass struct {
 	partsBlocked bool
 	// hash is the fingerprint of what the object declares (StateHash).
 	hash string
+	// neverSent: the object had no finalizer when read, so no process can have sent it to Konnect yet.
+	neverSent bool
 }
 
-// sync brings Konnect to the object's declared state, recording the outcome in the object's status.
-func (r *Reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
+// sync brings Konnect to the object's declared state, recording the outcome in the object's status. neverSent says
+// the object had no finalizer when read (see pass).
+func (r *Reconciler[T]) sync(ctx context.Context, obj T, neverSent bool) (ctrl.Result, error) {
 	p, res, err := r.references(ctx, obj)
 	if p == nil {
 		return res, err
 	}
+	p.neverSent = neverSent
 	if id := r.mirrorID(obj); id != "" {
 		return r.syncMirror(ctx, obj, p, id)
 	}
@@ -92,7 +96,9 @@ func (r *Reconciler[T]) references(ctx context.Context, obj T) (*pass, ctrl.Resu
 		r.setProgrammed(obj, false, konnectv1alpha1.ReasonInvalidSpec, err.Error())
 		return nil, ctrl.Result{}, reconcile.TerminalError(err)
 	}
-	return &pass{refs: refs, api: api, serverURL: serverURL, desired: desired, now: r.Now()}, ctrl.Result{}, nil
+	// The status keeps microseconds: a time written there compares equal to itself read back.
+	now := r.Now().Truncate(time.Microsecond)
+	return &pass{refs: refs, api: api, serverURL: serverURL, desired: desired, now: now}, ctrl.Result{}, nil
 }
 
 // readParts reads the object's declared parts, if its kind has any, and sets their conditions; a condition that

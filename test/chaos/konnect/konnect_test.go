@@ -1,0 +1,468 @@
+package konnect
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
+	konnectoperator "github.com/almproject/alm/controllers/konnect"
+	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/test/chaos"
+	"github.com/almproject/alm/test/konnectsim"
+)
+
+// The scenario's size: controlPlanes control planes, each with perCP services, perCP routes (one per service) and
+// perCP consumers: 5 + 3*5*33 = 500 entities.
+const (
+	controlPlanes = 5
+	perCP         = 33
+	entities      = controlPlanes * (1 + 3*perCP)
+)
+
+// TestKonnectChaos: the Konnect operator, as a process, syncs 500 entities (control planes, services, routes,
+// consumers) to the simulator answering 10% of the requests with a 5xx, losing 5% of the answers to changes it
+// committed, throttling every request with 429 + Retry-After in bursts and taking 50ms per request; the operator
+// is killed with SIGKILL once while it creates and once while it deletes, and started again each time. In the end
+// every object is Programmed, Konnect holds exactly one entity per object (by name per control plane, and by
+// k8s-uid), and once everything is deleted Konnect holds nothing and no object is left on a finalizer.
+//
+// It runs three times, with seeds 13, 14 and 15 for the simulator's faults and the moments of the kills
+// (KONNECT_CHAOS_SEEDS=7,8 picks others).
+func TestKonnectChaos(t *testing.T) {
+	chaos.Require(t)
+	seeds := []uint64{13, 14, 15}
+	if v := os.Getenv("KONNECT_CHAOS_SEEDS"); v != "" {
+		seeds = nil
+		for f := range strings.SplitSeq(v, ",") {
+			var sd uint64
+			if _, err := fmt.Sscan(f, &sd); err != nil {
+				t.Fatalf("KONNECT_CHAOS_SEEDS=%q: %v", v, err)
+			}
+			seeds = append(seeds, sd)
+		}
+	}
+	bin := buildOperator(t)
+	row := chaos.Row{
+		Scenario: fmt.Sprintf("Konnect operator: %d entities, 10%% 5xx, 5%% lost answers, 429 bursts, 50ms latency; SIGKILL twice per run", entities),
+		Checks:   "all Programmed, 0 duplicates in Konnect (by name per control plane, by k8s-uid), ids match; after delete: 0 entities in Konnect, 0 objects on a finalizer",
+	}
+	var notes []string
+	var calls int64
+	var inj konnectsim.Injected
+	for _, sd := range seeds {
+		var r result
+		row.Runs++
+		if t.Run(fmt.Sprintf("seed-%d", sd), func(t *testing.T) { run(t, bin, sd, &r) }) {
+			row.Converged++
+			row.Slowest = max(row.Slowest, r.total)
+		}
+		calls += r.calls
+		inj.ServerErrors += r.injected.ServerErrors
+		inj.LostResponses += r.injected.LostResponses
+		inj.Throttled += r.injected.Throttled
+		notes = append(notes, fmt.Sprintf("seed %d: Programmed in %s, deleted in %s, kills at %s", sd,
+			r.created.Round(100*time.Millisecond), r.deleted.Round(100*time.Millisecond), strings.Join(r.kills, " and ")))
+	}
+	row.Notes = fmt.Sprintf("Konnect calls %d; injected 5xx %d, lost answers %d, 429 %d; %s",
+		calls, inj.ServerErrors, inj.LostResponses, inj.Throttled, strings.Join(notes, "; "))
+	chaos.Record(t, row)
+}
+
+// result is what one run measured.
+type result struct {
+	total, created, deleted time.Duration
+	calls                   int64
+	injected                konnectsim.Injected
+	kills                   []string
+}
+
+// run is one run of the scenario with seed; r is filled as far as the run got (also when it fails).
+func run(t *testing.T, bin string, seed uint64, r *result) {
+	s := newScenario(t, bin, seed)
+	defer func() {
+		r.calls, r.injected, r.kills = s.sim.TotalRequests(), s.sim.Injected(), s.killNotes
+	}()
+	start := time.Now()
+	s.createAll()
+	r.created = s.phase("create", start, s.programmed)
+	s.checkNoDuplicates()
+
+	deleteStart := time.Now()
+	s.deleteAll()
+	r.deleted = s.phase("delete", deleteStart, s.gone)
+	s.checkNothingLeftInKonnect()
+	r.total = time.Since(start)
+}
+
+// scenario is one run's world: the simulator, a namespace, the operator process and the plan of kills.
+type scenario struct {
+	t   *testing.T
+	ctx context.Context
+	c   client.Client
+	sim *konnectsim.Server
+	op  *operator
+	ns  string
+	rnd *rand.Rand
+
+	stopThrottle chan struct{}
+	killNotes    []string
+}
+
+func newScenario(t *testing.T, bin string, seed uint64) *scenario {
+	t.Helper()
+	if kubeAPI == nil {
+		t.Fatal("no local control plane")
+	}
+	// The Konnect API: 50ms per request, a server-side limit of 200 requests/s (burst 50) answered with 429 and
+	// Retry-After, 10% 5xx (nothing committed), 5% of the changes committed but answered 502.
+	sim := konnectsim.New(konnectsim.Options{Seed: seed, Latency: 50 * time.Millisecond, RateLimit: 200, RateLimitBurst: 50,
+		ErrorRate: 0.10, LostResponseRate: 0.05})
+	if err := sim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+
+	scheme, err := konnectoperator.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(kubeAPI.Config)
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	ns := fmt.Sprintf("konnect-chaos-%d", seed)
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+
+	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("konnect-chaos-%d-operator.log", seed))
+	op := newOperator(t, bin, logPath,
+		"--kubeconfig", kubeAPI.KubeconfigPath, "--watch-namespaces", ns,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
+		// A short period, so that drift scans run during the scenario too.
+		"--sync-period", "15s",
+		"--konnect-rate-limit", "100",
+	)
+	t.Logf("operator log: %s", logPath)
+	op.start()
+
+	s := &scenario{t: t, ctx: ctx, c: c, sim: sim, op: op, ns: ns, rnd: rand.New(rand.NewPCG(seed, seed+1)), stopThrottle: make(chan struct{})}
+	t.Cleanup(func() { close(s.stopThrottle) })
+	go s.throttleBursts()
+	return s
+}
+
+// throttleBursts answers every request with 429 and Retry-After: 1s for half a second, every 4 seconds, until the
+// end.
+func (s *scenario) throttleBursts() {
+	tick := time.NewTicker(4 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stopThrottle:
+			return
+		case <-tick.C:
+			s.sim.ThrottleFor("", 500*time.Millisecond, time.Second)
+		}
+	}
+}
+
+// progress is how far a phase is: done of total, and a few examples of what is not done yet.
+type progress struct {
+	done, total int
+	sample      []string
+}
+
+func (p progress) String() string {
+	return fmt.Sprintf("%d of %d done; e.g. %s", p.done, p.total, strings.Join(p.sample, "; "))
+}
+
+// phase waits (at most 4 minutes) until check reports everything done, killing the operator with SIGKILL once on
+// the way, when a seeded random share (20% to 70%) of the work is done, and starting it again at once. It returns
+// how long the phase took since start (when its objects began to be declared or deleted).
+func (s *scenario) phase(name string, start time.Time, check func() (progress, error)) time.Duration {
+	s.t.Helper()
+	killAt := 0.2 + 0.5*s.rnd.Float64()
+	killed := false
+	deadline := start.Add(4 * time.Minute)
+	for {
+		if err := s.op.running(); err != nil {
+			s.t.Fatal(err)
+		}
+		p, err := check()
+		switch {
+		case err != nil:
+		case !killed && p.done >= int(killAt*float64(p.total)):
+			s.op.kill()
+			s.op.start()
+			killed = true
+			s.killNotes = append(s.killNotes, fmt.Sprintf("%s+%s (%d/%d done)", name, time.Since(start).Round(100*time.Millisecond), p.done, p.total))
+			continue
+		case p.done == p.total && killed:
+			return time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: not done after 4m: %v %v (operator log: %s)", name, p, err, s.op.log.Name())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// ---- the objects ----
+
+func (s *scenario) create(obj client.Object) {
+	s.t.Helper()
+	obj.SetNamespace(s.ns)
+	if err := s.c.Create(s.ctx, obj); err != nil {
+		s.t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// createAll declares the token Secret, the auth configuration reading it, and the 500 entities, all at once (the
+// children wait for their parents to be Programmed).
+func (s *scenario) createAll() {
+	s.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "konnect-token"}, StringData: map[string]string{konnectv1alpha1.SecretTokenKey: konnectsim.DefaultToken}})
+	s.create(&konnectv1alpha1.KonnectAPIAuthConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "auth"},
+		Spec: konnectv1alpha1.KonnectAPIAuthConfigurationSpec{
+			Type: konnectv1alpha1.KonnectAPIAuthTypeSecretRef, SecretRef: &corev1.SecretReference{Name: "konnect-token"}, ServerURL: s.sim.URL(),
+		},
+	})
+	for c := range controlPlanes {
+		cp := fmt.Sprintf("cp-%d", c)
+		s.create(&konnectv1alpha2.KonnectGatewayControlPlane{
+			ObjectMeta: metav1.ObjectMeta{Name: cp},
+			Spec: konnectv1alpha2.KonnectGatewayControlPlaneSpec{
+				CreateControlPlaneRequest: &konnectv1alpha2.CreateControlPlaneRequest{Name: cp, Labels: map[string]string{"chaos": "konnect"}},
+				KonnectConfiguration:      konnectv1alpha1.KonnectConfiguration{APIAuthConfigurationRef: konnectv1alpha1.KonnectAPIAuthConfigurationRef{Name: "auth"}},
+			},
+		})
+	}
+	for i := range controlPlanes * perCP {
+		cp := fmt.Sprintf("cp-%d", i%controlPlanes)
+		svc := fmt.Sprintf("svc-%d", i)
+		s.create(&configurationv1alpha1.KongService{
+			ObjectMeta: metav1.ObjectMeta{Name: svc},
+			Spec: configurationv1alpha1.KongServiceSpec{
+				ControlPlaneRef:    cpRef(cp),
+				KongServiceAPISpec: configurationv1alpha1.KongServiceAPISpec{Name: &svc, Host: svc + ".example.com", Port: 80, Protocol: "http"},
+			},
+		})
+		route := fmt.Sprintf("route-%d", i)
+		s.create(&configurationv1alpha1.KongRoute{
+			ObjectMeta: metav1.ObjectMeta{Name: route},
+			Spec: configurationv1alpha1.KongRouteSpec{
+				ServiceRef:       &configurationv1alpha1.ServiceRef{Type: configurationv1alpha1.ServiceRefNamespacedRef, NamespacedRef: &configurationv1alpha1.NameRef{Name: svc}},
+				KongRouteAPISpec: configurationv1alpha1.KongRouteAPISpec{Name: &route, Paths: []string{"/" + route}},
+			},
+		})
+		s.create(&configurationv1.KongConsumer{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("consumer-%d", i)},
+			Username:   fmt.Sprintf("user-%d", i),
+			CustomID:   fmt.Sprintf("id-%d", i),
+			Spec:       configurationv1.KongConsumerSpec{ControlPlaneRef: cpRef(cp)},
+		})
+	}
+}
+
+func cpRef(name string) *configurationv1alpha1.ControlPlaneRef {
+	return &configurationv1alpha1.ControlPlaneRef{
+		Type:                 configurationv1alpha1.ControlPlaneRefKonnectNamespacedRef,
+		KonnectNamespacedRef: &configurationv1alpha1.KonnectNamespacedRef{Name: name},
+	}
+}
+
+// declared is every object of the scenario's namespace with its conditions and Konnect ID, by kind.
+type declared struct {
+	kind  string
+	name  string
+	id    string
+	cpID  string
+	conds []metav1.Condition
+	final []string
+}
+
+func (s *scenario) list() ([]declared, error) {
+	cps := &konnectv1alpha2.KonnectGatewayControlPlaneList{}
+	svcs := &configurationv1alpha1.KongServiceList{}
+	routes := &configurationv1alpha1.KongRouteList{}
+	consumers := &configurationv1.KongConsumerList{}
+	auths := &konnectv1alpha1.KonnectAPIAuthConfigurationList{}
+	secrets := &corev1.SecretList{}
+	for _, l := range []client.ObjectList{cps, svcs, routes, consumers, auths, secrets} {
+		if err := s.c.List(s.ctx, l, client.InNamespace(s.ns)); err != nil {
+			return nil, err
+		}
+	}
+	var out []declared
+	for _, o := range cps.Items {
+		out = append(out, declared{"KonnectGatewayControlPlane", o.Name, o.Status.ID, "", o.Status.Conditions, o.Finalizers})
+	}
+	for _, o := range svcs.Items {
+		id, cp := konnectIDs(o.Status.Konnect)
+		out = append(out, declared{"KongService", o.Name, id, cp, o.Status.Conditions, o.Finalizers})
+	}
+	for _, o := range routes.Items {
+		var k *configurationv1alpha1.KonnectEntityStatusWithControlPlaneRef
+		if o.Status.Konnect != nil {
+			k = &o.Status.Konnect.KonnectEntityStatusWithControlPlaneRef
+		}
+		id, cp := konnectIDs(k)
+		out = append(out, declared{"KongRoute", o.Name, id, cp, o.Status.Conditions, o.Finalizers})
+	}
+	for _, o := range consumers.Items {
+		id, cp := konnectIDs(o.Status.Konnect)
+		out = append(out, declared{"KongConsumer", o.Name, id, cp, o.Status.Conditions, o.Finalizers})
+	}
+	for _, o := range auths.Items {
+		out = append(out, declared{"KonnectAPIAuthConfiguration", o.Name, "", "", nil, o.Finalizers})
+	}
+	for _, o := range secrets.Items {
+		out = append(out, declared{"Secret", o.Name, "", "", nil, o.Finalizers})
+	}
+	return out, nil
+}
+
+func konnectIDs(k *configurationv1alpha1.KonnectEntityStatusWithControlPlaneRef) (id, cpID string) {
+	if k == nil {
+		return "", ""
+	}
+	return k.ID, k.ControlPlaneID
+}
+
+// programmed counts the Programmed entities of the 500.
+func (s *scenario) programmed() (progress, error) {
+	objs, err := s.list()
+	if err != nil {
+		return progress{}, err
+	}
+	p := progress{total: entities}
+	n := 0
+	for _, o := range objs {
+		if o.kind == "KonnectAPIAuthConfiguration" || o.kind == "Secret" {
+			continue
+		}
+		n++
+		if c := apimeta.FindStatusCondition(o.conds, konnectv1alpha1.ConditionProgrammed); c != nil && c.Status == metav1.ConditionTrue {
+			p.done++
+		} else if len(p.sample) < 3 {
+			p.sample = append(p.sample, fmt.Sprintf("%s %s: %v", o.kind, o.name, c))
+		}
+	}
+	if n != entities {
+		return p, fmt.Errorf("%d objects declared, want %d", n, entities)
+	}
+	return p, nil
+}
+
+// deleteAll deletes everything at once, the way deleting a namespace would: entities, control planes, the auth
+// configuration and its Secret.
+func (s *scenario) deleteAll() {
+	s.t.Helper()
+	for _, obj := range []client.Object{
+		&configurationv1alpha1.KongRoute{}, &configurationv1alpha1.KongService{}, &configurationv1.KongConsumer{},
+		&konnectv1alpha2.KonnectGatewayControlPlane{}, &konnectv1alpha1.KonnectAPIAuthConfiguration{}, &corev1.Secret{},
+	} {
+		if err := s.c.DeleteAllOf(s.ctx, obj, client.InNamespace(s.ns)); err != nil {
+			s.t.Fatalf("deleting every %T: %v", obj, err)
+		}
+	}
+}
+
+// gone counts the objects deleted (the 500 entities, the auth configuration and its Secret), with the finalizers
+// that hold a few of those left.
+func (s *scenario) gone() (progress, error) {
+	objs, err := s.list()
+	if err != nil {
+		return progress{}, err
+	}
+	p := progress{total: entities + 2, done: entities + 2 - len(objs)}
+	for _, o := range objs[:min(3, len(objs))] {
+		p.sample = append(p.sample, fmt.Sprintf("%s %s (finalizers %v)", o.kind, o.name, o.final))
+	}
+	return p, nil
+}
+
+// ---- the checks of Konnect ----
+
+// checkNoDuplicates: Konnect holds exactly the declared entities, one each, by name per control plane and by
+// k8s-uid, and every object's status names its entity.
+func (s *scenario) checkNoDuplicates() {
+	s.t.Helper()
+	objs, err := s.list()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	byName := map[string]int{}
+	byUID := map[string]int{}
+	ids := map[string]bool{}
+	for _, o := range s.sim.Objects() {
+		key := fmt.Sprintf("%s %s/%s", o.Kind, o.ControlPlaneID, o.Name)
+		byName[key]++
+		ids[string(o.Kind)+" "+o.ID] = true
+		uid := o.Labels[entity.TagUID]
+		if uid == "" {
+			uid = entity.TagValue(o.Tags, entity.TagUID)
+		}
+		byUID[uid]++
+	}
+	for key, n := range byName {
+		if n > 1 {
+			s.t.Errorf("%d entities named %s in Konnect", n, key)
+		}
+	}
+	for uid, n := range byUID {
+		if n > 1 {
+			s.t.Errorf("%d entities in Konnect carry k8s-uid %q", n, uid)
+		}
+	}
+	if len(byName) != entities || len(byUID) != entities {
+		s.t.Errorf("Konnect holds %d entities (%d distinct k8s-uids), want %d", len(byName), len(byUID), entities)
+	}
+	simKind := map[string]konnectsim.Kind{
+		"KonnectGatewayControlPlane": konnectsim.KindControlPlane, "KongService": konnectsim.KindService,
+		"KongRoute": konnectsim.KindRoute, "KongConsumer": konnectsim.KindConsumer,
+	}
+	for _, o := range objs {
+		if k, ok := simKind[o.kind]; ok && !ids[string(k)+" "+o.id] {
+			s.t.Errorf("%s %s: status.id %q is not in Konnect", o.kind, o.name, o.id)
+		}
+	}
+}
+
+// checkNothingLeftInKonnect: after the deletes, no entity is left in Konnect.
+func (s *scenario) checkNothingLeftInKonnect() {
+	s.t.Helper()
+	left := map[string]int{}
+	for _, o := range s.sim.Objects() {
+		left[string(o.Kind)]++
+	}
+	if len(left) == 0 {
+		return
+	}
+	kinds := make([]string, 0, len(left))
+	for k, n := range left {
+		kinds = append(kinds, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(kinds)
+	s.t.Errorf("left in Konnect after every object was deleted: %s", strings.Join(kinds, ", "))
+}
