@@ -56,7 +56,7 @@ func run(args []string) error {
 	if os.Getenv("GOGC") == "" {
 		// Collect garbage when the heap has grown by half since the last collection (Go's default: doubled). Reconciles
 		// allocate fast (copies from the cache, JSON, HTTP), so at the default the process's peak resident memory is
-		// about three times what it really holds: with 10,000 entities (BenchmarkScale) 312 MB at the default, 207 MB
+		// about three times what it really holds: with 10,000 entities (BenchmarkKonnectScale) 312 MB at the default, 207 MB
 		// at 50. The price is a little more CPU for the collector.
 		debug.SetGCPercent(gcPercent)
 	}

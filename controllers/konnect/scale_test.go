@@ -25,7 +25,7 @@ import (
 	"github.com/almproject/alm/test/localkube"
 )
 
-// BenchmarkScale: 10,000 entities (10 control planes, each with 333 services, 333 routes and 333 consumers) synced
+// BenchmarkKonnectScale: 10,000 entities (10 control planes, each with 333 services, 333 routes and 333 consumers) synced
 // by the konnect-operator running as a process (built from cmd/konnect-operator, default flags but for an unlimited
 // Konnect rate and a Kubernetes client allowed 500 requests/s) against the simulator with 20ms latency. The objects
 // are declared before the operator starts. Reported: rss-MB (the process's peak resident set, VmHWM, read at the
@@ -33,8 +33,8 @@ import (
 // calls per 30s sync period with no drift). KONNECT_BENCH_PROFILES=dir saves the process's heap profile there at the
 // end.
 //
-//	go test -run '^$' -bench BenchmarkScale -benchtime 1x ./controllers/konnect/
-func BenchmarkScale(b *testing.B) {
+//	go test -run '^$' -bench BenchmarkKonnectScale -benchtime 1x ./controllers/konnect/
+func BenchmarkKonnectScale(b *testing.B) {
 	if kubeAPI == nil {
 		b.Skip("no local control plane (-short)")
 	}

@@ -33,4 +33,9 @@ var Figures = []Figure{
 	{Bench: "BenchmarkSync/list", Metric: "s-to-programmed", Title: "Konnect: 2,000 creates at 20 ms latency → all Programmed (s)",
 		Format: "%.1f", Max: Limit(15)},
 	{Bench: "BenchmarkSync/list", Metric: "calls/period-steady", Title: "Konnect: calls per sync period, 2,000 entities, no drift"},
+	{Bench: "BenchmarkSync/list", Metric: "calls/period-1%drift", Title: "Konnect: calls per sync period, 2,000 entities, 1% edited in Konnect"},
+	{Bench: "BenchmarkKonnectScale", Metric: "rss-MB", Title: "Konnect: operator peak RSS, 10,000 entities (MB)", Max: Limit(300)},
+	{Bench: "BenchmarkKonnectScale", Metric: "calls/period-steady", Title: "Konnect: calls per sync period, 10,000 entities, no drift", Max: Limit(50)},
+	{Bench: "BenchmarkKonnectScale", Metric: "s-to-programmed", Title: "Konnect: 10,000 creates → all Programmed (s)", Format: "%.0f"},
+	{Bench: "BenchmarkKonnectScale", Metric: "calls/entity-at-create", Title: "Konnect: calls per entity at creation, 10,000 entities", Format: "%.2f"},
 }
