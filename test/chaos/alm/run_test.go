@@ -26,7 +26,10 @@ const (
 	// catalogName is the ConfigMap CatalogSource each run publishes its bundles into, in its own namespace.
 	catalogName = "chaos"
 	// convergeTimeout bounds the wait for the end state after a fault. A run that needs longer did not converge.
-	convergeTimeout = 90 * time.Second
+	// It is generous for kube-apiserver restarts: ALM's informers retry their watches with client-go's reflector
+	// backoff (0.8s doubling up to 30s, plus up to 100% jitter, reset only after 2 minutes without an error), and
+	// ALM's lifecycle loops wait for watch events, so restarts a minute apart take ever longer to be noticed.
+	convergeTimeout = 150 * time.Second
 	// idleAfter: ALM made no write for this long, so the window ended before the chosen write.
 	idleAfter = 3 * time.Second
 )
@@ -144,7 +147,7 @@ func (x *run) waitCatalog(version string) {
 // converge waits for the end state of version (see check) and returns how long it took; then, one second later,
 // the state must still hold (nothing recreated or removed behind it).
 func (x *run) converge(ctx context.Context, version string, kept map[ref]types.UID) (time.Duration, error) {
-	start := time.Now()
+	start, said := time.Now(), time.Now()
 	var err error
 	for {
 		if err = x.check(ctx, version, kept); err == nil {
@@ -152,6 +155,10 @@ func (x *run) converge(ctx context.Context, version string, kept map[ref]types.U
 		}
 		if time.Since(start) > convergeTimeout {
 			return 0, fmt.Errorf("not converged after %s: %w", convergeTimeout, err)
+		}
+		if time.Since(said) > 10*time.Second {
+			x.t.Logf("%s: not converged after %s: %v", x.ns, time.Since(start).Round(time.Second), err)
+			said = time.Now()
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
