@@ -291,20 +291,23 @@ func (s *tally) add(phase string, writes int, reached bool, took time.Duration, 
 // notes are the figures beside the row: where the faults landed and how convergence times spread.
 func (s *tally) notes(calibration string) string {
 	phases := make([]string, 0, len(s.phases))
-	for p, n := range s.phases {
-		phases = append(phases, fmt.Sprintf("%s %d", p, n))
+	for p := range s.phases {
+		phases = append(phases, p)
 	}
-	sort.Strings(phases)
+	sort.Slice(phases, func(i, j int) bool { return s.phases[phases[i]] > s.phases[phases[j]] })
+	for i, p := range phases {
+		phases[i] = fmt.Sprintf("%s %d", p, s.phases[p])
+	}
 	sort.Ints(s.kills)
 	sort.Slice(s.times, func(i, j int) bool { return s.times[i] < s.times[j] })
 	median := time.Duration(0)
 	if len(s.times) > 0 {
 		median = s.times[len(s.times)/2]
 	}
-	out := fmt.Sprintf("%s; faults at ALM writes %v; phase at the fault: %s; median convergence %s",
-		calibration, s.kills, strings.Join(phases, ", "), median.Round(10*time.Millisecond))
+	out := fmt.Sprintf("faults at ALM writes %d–%d, median %d (%s); phase at the fault: %s",
+		s.kills[0], s.kills[len(s.kills)-1], s.kills[len(s.kills)/2], calibration, strings.Join(phases, ", "))
 	if s.late > 0 {
-		out += fmt.Sprintf("; %d faults after the window (ALM idle)", s.late)
+		out += fmt.Sprintf(" (%d after ALM went idle)", s.late)
 	}
-	return out
+	return out + fmt.Sprintf("; median convergence %s", median.Round(10*time.Millisecond))
 }

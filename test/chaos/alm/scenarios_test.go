@@ -134,6 +134,9 @@ func scenario(t *testing.T, r *rig, row chaos.Row, prefix string, runs int, one 
 		notes += "; UNINSTALL STUCK: " + err.Error()
 	}
 	row.Runs, row.Converged, row.Slowest = s.runs, s.converged, s.slowest
+	if row.Notes != "" {
+		notes += "; " + row.Notes
+	}
 	row.Notes = notes + fmt.Sprintf("; %s in all", time.Since(start).Round(time.Second))
 	chaos.Record(t, row)
 }
@@ -163,6 +166,9 @@ func TestALMKilledDuringUpgrade(t *testing.T) {
 func TestAPIServerRestartedDuringUpgrade(t *testing.T) {
 	chaos.Require(t)
 	r := newRig(t, 3)
-	scenario(t, r, chaos.Row{Scenario: "kube-apiserver restarted during upgrade (ALM keeps running)", Checks: checksUpgrade}, "apiserver",
+	row := chaos.Row{Scenario: "kube-apiserver restarted during upgrade (ALM keeps running)", Checks: checksUpgrade,
+		Notes: "ALM notices the new API server when its informers' watch retries do: client-go's reflector backoff " +
+			"(0.8s doubling to 30s, up to 100% jitter, reset after 2 min without error), so restarts a minute apart converge ever slower"}
+	scenario(t, r, row, "apiserver",
 		runsFrom(t, "ALM_CHAOS_APISERVER_RUNS", 5), func(name string, k int) result { return r.upgrade(t.Context(), name, k, restartAPIServer) })
 }
