@@ -29,7 +29,7 @@ const (
 	// It is generous for kube-apiserver restarts: ALM's informers retry their watches with client-go's reflector
 	// backoff (0.8s doubling up to 30s, plus up to 100% jitter, reset only after 2 minutes without an error), and
 	// ALM's lifecycle loops wait for watch events, so restarts a minute apart take ever longer to be noticed.
-	convergeTimeout = 150 * time.Second
+	convergeTimeout = 3 * time.Minute
 	// idleAfter: ALM made no write for this long, so the window ended before the chosen write.
 	idleAfter = 3 * time.Second
 )
