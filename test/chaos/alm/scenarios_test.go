@@ -167,8 +167,9 @@ func TestAPIServerRestartedDuringUpgrade(t *testing.T) {
 	chaos.Require(t)
 	r := newRig(t, 3)
 	row := chaos.Row{Scenario: "kube-apiserver restarted during upgrade (ALM keeps running)", Checks: checksUpgrade,
-		Notes: "ALM notices the new API server when its informers' watch retries do: client-go's reflector backoff " +
-			"(0.8s doubling to 30s, up to 100% jitter, reset after 2 min without error), so restarts a minute apart converge ever slower"}
+		Notes: "the time is ALM's informers catching up: client-go's reflector backs off before re-watching (connection refused) " +
+			"and again before re-listing (410 too old resource version), 0.8s doubling to 30s plus up to 100% jitter, reset only " +
+			"after 2 min without error, so restarts a minute apart converge ever slower"}
 	scenario(t, r, row, "apiserver",
 		runsFrom(t, "ALM_CHAOS_APISERVER_RUNS", 5), func(name string, k int) result { return r.upgrade(t.Context(), name, k, restartAPIServer) })
 }
