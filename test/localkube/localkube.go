@@ -16,7 +16,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -243,6 +246,73 @@ func (cp *Cluster) Stop() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same address, with the same certificates, users
+// and etcd, as a crash or an upgrade of the API server would; clients keep their configuration and reconnect. It
+// returns once the new API server answers its health check; etcd and kube-controller-manager keep running.
+//
+// The API server gets SIGTERM and, if it has not exited a few seconds later, SIGKILL: kube-apiserver v1.35 stops
+// listening at once on SIGTERM but was seen here to take more than 30s to exit after that.
+func (cp *Cluster) RestartAPIServer() error {
+	if cp.env == nil || cp.env.ControlPlane.APIServer == nil {
+		return errors.New("restarting kube-apiserver: the cluster is not running")
+	}
+	apiserver := cp.env.ControlPlane.APIServer
+	pid, err := findProcess("kube-apiserver", "--cert-dir="+apiserver.CertDir)
+	if err != nil {
+		return err
+	}
+	stopProcess(pid, 3*time.Second)
+	// The process is gone: Stop only releases envtest's hold on it (a retry once envtest has seen the exit).
+	deadline := time.Now().Add(10 * time.Second)
+	for err := apiserver.Stop(); err != nil; err = apiserver.Stop() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("stopping kube-apiserver (pid %d): %w", pid, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := apiserver.Start(); err != nil {
+		return fmt.Errorf("starting kube-apiserver again on %s: %w", apiserver.SecureServing.HostPort(), err)
+	}
+	return nil
+}
+
+// findProcess returns the id of the process named name (the base name of its first argument) that has arg among
+// its arguments.
+func findProcess(name, arg string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, fmt.Errorf("finding the %s process: %w", name, err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		if filepath.Base(args[0]) == name && slices.Contains(args[1:], arg) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no %s process with argument %s", name, arg)
+}
+
+// stopProcess sends pid SIGTERM, and SIGKILL if it still runs after grace.
+func stopProcess(pid int, grace time.Duration) {
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
 // ServiceAccountToken returns a bound token of the ServiceAccount namespace/name from the TokenRequest API, valid for

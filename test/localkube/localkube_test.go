@@ -111,6 +111,31 @@ func TestNamespaceDeletionCompletes(t *testing.T) {
 	})
 }
 
+// A restarted kube-apiserver serves the same data on the same address with the same credentials: the clients made
+// before the restart keep working.
+func TestRestartAPIServerKeepsAddressCredentialsAndData(t *testing.T) {
+	ctx := t.Context()
+	cs := clientset(t)
+	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "survives-restart"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := cp.Config.Host
+	if err := cp.RestartAPIServer(); err != nil {
+		t.Fatal(err)
+	}
+	if cp.Config.Host != host {
+		t.Errorf("the API server moved from %s to %s", host, cp.Config.Host)
+	}
+	eventually(t, 30*time.Second, "the ConfigMap to be served again with its UID", func() (bool, error) {
+		got, err := cs.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return got.UID == cm.UID, nil
+	})
+}
+
 // A ServiceAccount token is held to the ServiceAccount's RBAC: what a Role grants works, the rest is forbidden.
 func TestServiceAccountTokenIsHeldToRBAC(t *testing.T) {
 	ctx := t.Context()

@@ -1,0 +1,175 @@
+package alm_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/almproject/alm/test/chaos"
+)
+
+// result is what one run saw.
+type result struct {
+	// writes is how many writes ALM had made in the window when the fault hit (in a run without a fault: until
+	// the end state); reached says the fault hit at the chosen write, not after ALM went idle.
+	writes  int
+	reached bool
+	// phase and detail say where the install or upgrade was when the fault hit.
+	phase, detail string
+	// took is the time from the end of the fault (ALM or kube-apiserver serving again) to the end state.
+	took time.Duration
+	err  error
+}
+
+// fault breaks something at the chosen write and repairs it; x.phaseNow reports where the run was.
+type fault func(ctx context.Context, x *run, from, to string, res *result)
+
+// killALM kills ALM with SIGKILL, notes where the run was, and starts a new ALM process.
+func killALM(ctx context.Context, x *run, from, to string, res *result) {
+	x.alm.kill()
+	res.phase, res.detail = x.phaseNow(ctx, from, to)
+	x.alm.start()
+}
+
+// restartAPIServer notes where the run is and restarts kube-apiserver; ALM keeps running and has to reconnect.
+func restartAPIServer(ctx context.Context, x *run, from, to string, res *result) {
+	res.phase, res.detail = x.phaseNow(ctx, from, to)
+	if err := cp.RestartAPIServer(); err != nil {
+		res.err = err
+	}
+}
+
+// baseWrites is ALM's write count before a window, once its metrics answer.
+func (r *rig) baseWrites() int {
+	r.t.Helper()
+	var n int
+	if err := localPoll(60*time.Second, func() (err error) { n, err = r.alm.writes(); return err }); err != nil {
+		r.t.Fatalf("ALM's metrics: %v", err)
+	}
+	return n
+}
+
+// window runs act (the user's step that starts the install or upgrade) and then, unless k < 0, the fault at ALM's
+// k-th write after it; then it waits for version's end state.
+func (x *run) window(ctx context.Context, k int, act func(), f fault, from, to string, kept map[ref]types.UID) result {
+	x.waitPrevious(ctx)
+	base := x.baseWrites()
+	start := time.Now()
+	act()
+	var res result
+	if k < 0 {
+		res.took, res.err = x.converge(ctx, to, kept)
+		res.took = time.Since(start) - time.Second // converge checks once more a second later
+		res.writes, _ = x.alm.writes()
+		res.writes -= base
+		return res
+	}
+	res.writes, res.reached = x.faultAt(base, k, func() { f(ctx, x, from, to, &res) })
+	if res.err != nil {
+		return res
+	}
+	res.took, res.err = x.converge(ctx, to, kept)
+	return res
+}
+
+// install: 1.0.0 is published, the AppType declared; the fault hits during the install.
+func (r *rig) install(ctx context.Context, name string, k int, f fault) result {
+	x := r.newRun(ctx, name)
+	defer x.finish(ctx)
+	x.publish("1.0.0", "")
+	x.waitCatalog("1.0.0")
+	return x.window(ctx, k, func() { x.declare(ctx) }, f, "", "1.0.0", nil)
+}
+
+// upgrade: 1.0.0 is installed without fault and the UIDs of what 2.0.0 will adopt are recorded; then 2.0.0
+// (replaces 1.0.0) is published and the fault hits during the upgrade: 2.0.0's install, the adoption of 1.0.0's
+// objects, 1.0.0's Replacing and deletion, the cleanup of what only 1.0.0 had.
+func (r *rig) upgrade(ctx context.Context, name string, k int, f fault) result {
+	x := r.newRun(ctx, name)
+	defer x.finish(ctx)
+	x.publish("1.0.0", "")
+	x.declare(ctx)
+	if _, err := x.converge(ctx, "1.0.0", nil); err != nil {
+		return result{err: fmt.Errorf("installing 1.0.0 before the upgrade: %w", err)}
+	}
+	kept, err := x.uids(ctx, x.shared())
+	if err != nil {
+		return result{err: err}
+	}
+	return x.window(ctx, k, func() { x.publish("2.0.0", "1.0.0") }, f, "1.0.0", "2.0.0", kept)
+}
+
+// scenario runs one run without a fault (to count ALM's writes in the window), then runs with the fault at a write
+// drawn uniformly from 1 to that count, and records the row.
+func scenario(t *testing.T, r *rig, row chaos.Row, prefix string, runs int, one func(name string, k int) result) {
+	ctx := t.Context()
+	start := time.Now()
+	clean := one(prefix+"-clean", -1)
+	if clean.err != nil {
+		t.Fatalf("a run without a fault did not converge: %v", clean.err)
+	}
+	calibration := fmt.Sprintf("a run without a fault: %d ALM writes, %s", clean.writes, clean.took.Round(10*time.Millisecond))
+	t.Logf("%s", calibration)
+	var s tally
+	for i := 1; i <= runs; i++ {
+		name := fmt.Sprintf("%s-%02d", prefix, i)
+		k := 1 + r.rng.IntN(max(clean.writes, 1))
+		runStart := time.Now()
+		res := one(name, k)
+		t.Logf("%s: fault at ALM write %d (chosen %d, reached %v) in phase %q %s; converged in %s (run: %s)",
+			name, res.writes, k, res.reached, res.phase, res.detail, res.took.Round(time.Millisecond), time.Since(runStart).Round(time.Millisecond))
+		if res.err != nil {
+			t.Errorf("%s did not converge: %v\n(ALM's log: %s)", name, res.err, filepath.Join(stateDir, "alm.log"))
+		}
+		s.add(res.phase, res.writes, res.reached, res.took, res.err)
+	}
+	notes := s.notes(calibration)
+	t.Logf("runs done after %s", time.Since(start).Round(time.Millisecond))
+	if err := r.waitNamespacesGone(ctx, prefix+"-"); err != nil {
+		t.Errorf("uninstall: %v", err)
+		notes += "; UNINSTALL STUCK: " + err.Error()
+	}
+	row.Runs, row.Converged, row.Slowest = s.runs, s.converged, s.slowest
+	if row.Notes != "" {
+		notes += "; " + row.Notes
+	}
+	row.Notes = notes + fmt.Sprintf("; %s in all", time.Since(start).Round(time.Second))
+	chaos.Record(t, row)
+}
+
+const (
+	checksInstall = "AppType installed 1.0.0; exactly 1 OperatorVersion, 1.0.0, Succeeded; its 10 objects present, " +
+		"labelled for it and its only controller; 0 duplicates, leftovers, orphan refs, stuck finalizers; same 1s later; namespace deletion completes"
+	checksUpgrade = "AppType installed 2.0.0; exactly 1 OperatorVersion, 2.0.0, Succeeded (1.0.0 collected); its 10 objects present, " +
+		"labelled for it and its only controller; the 5 adopted objects keep their UIDs; 1.0.0's ConfigMap and RBAC gone; " +
+		"0 duplicates, leftovers, orphan refs, stuck finalizers; same 1s later; namespace deletion completes"
+)
+
+func TestALMKilledDuringInstall(t *testing.T) {
+	chaos.Require(t)
+	r := newRig(t, 1)
+	scenario(t, r, chaos.Row{Scenario: "ALM SIGKILL during install, restarted", Checks: checksInstall}, "install",
+		runsFrom(t, "ALM_CHAOS_RUNS", 20), func(name string, k int) result { return r.install(t.Context(), name, k, killALM) })
+}
+
+func TestALMKilledDuringUpgrade(t *testing.T) {
+	chaos.Require(t)
+	r := newRig(t, 2)
+	scenario(t, r, chaos.Row{Scenario: "ALM SIGKILL during upgrade with adoption, restarted", Checks: checksUpgrade}, "upgrade",
+		runsFrom(t, "ALM_CHAOS_RUNS", 20), func(name string, k int) result { return r.upgrade(t.Context(), name, k, killALM) })
+}
+
+func TestAPIServerRestartedDuringUpgrade(t *testing.T) {
+	chaos.Require(t)
+	r := newRig(t, 3)
+	row := chaos.Row{Scenario: "kube-apiserver restarted during upgrade (ALM keeps running)", Checks: checksUpgrade,
+		Notes: "the time is ALM's informers catching up: client-go's reflector backs off before re-watching (connection refused) " +
+			"and again before re-listing (410 too old resource version), 0.8s doubling to 30s plus up to 100% jitter, reset only " +
+			"after 2 min without error, so restarts a minute apart converge ever slower"}
+	scenario(t, r, row, "apiserver",
+		runsFrom(t, "ALM_CHAOS_APISERVER_RUNS", 5), func(name string, k int) result { return r.upgrade(t.Context(), name, k, restartAPIServer) })
+}
