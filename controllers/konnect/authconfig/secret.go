@@ -19,13 +19,15 @@ import (
 // entities be deleted from Konnect with that token, instead of leaving them orphaned there.
 const FinalizerTokenInUse = "konnect.alm.dev/token-in-use"
 
-// tokenSecret returns the Secret auth reads its token from; nil when auth has none or it does not exist.
+// tokenSecret returns the Secret auth reads its token from; nil when auth has none, when it does not exist, or
+// when it is in another namespace (refused by rule secret-namespace: such a Secret is never read, nor held).
 func (r *Reconciler) tokenSecret(ctx context.Context, auth *konnectv1alpha1.KonnectAPIAuthConfiguration) (*corev1.Secret, error) {
-	if auth.Spec.Type != konnectv1alpha1.KonnectAPIAuthTypeSecretRef || auth.Spec.SecretRef == nil || auth.Spec.SecretRef.Name == "" {
+	if auth.Spec.Type != konnectv1alpha1.KonnectAPIAuthTypeSecretRef || auth.Spec.SecretRef == nil || auth.Spec.SecretRef.Name == "" ||
+		konnectapi.SecretNamespace(auth) != auth.Namespace {
 		return nil, nil
 	}
 	secret := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: konnectapi.SecretNamespace(auth), Name: auth.Spec.SecretRef.Name}
+	key := types.NamespacedName{Namespace: auth.Namespace, Name: auth.Spec.SecretRef.Name}
 	if err := r.Get(ctx, key, secret); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
