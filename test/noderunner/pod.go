@@ -94,8 +94,11 @@ func (p *pod) start(deps podDeps) {
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {
-		defer close(p.done)
 		p.run(ctx, deps)
+		close(p.done)
+		// Only now: the reconcile this triggers must find the pod ended (prune), or the Deployment's status keeps
+		// counting it as an old replica pending termination, with no later event to correct it.
+		p.notify()
 	}()
 }
 
@@ -148,7 +151,6 @@ func (p *pod) run(ctx context.Context, deps podDeps) {
 	_ = os.RemoveAll(filepath.Dir(id.tokenPath()))
 	_ = os.Remove(id.kubeconfigPath())
 	p.log.Info("Pod stopped")
-	p.notify()
 }
 
 func (p *pod) setStartErr(err error) {
