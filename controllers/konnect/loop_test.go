@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,13 +22,7 @@ import (
 func TestCreateSucceeds(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	// The token comes from a Secret here; the other tests put it in the spec.
-	e.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "konnect-token"}, StringData: map[string]string{"token": konnectsim.DefaultToken}})
-	e.create(&konnectv1alpha1.KonnectAPIAuthConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "auth"},
-		Spec: konnectv1alpha1.KonnectAPIAuthConfigurationSpec{
-			Type: konnectv1alpha1.KonnectAPIAuthTypeSecretRef, SecretRef: &corev1.SecretReference{Name: "konnect-token"}, ServerURL: e.sim.URL(),
-		},
-	})
+	e.createSecretAuth("auth", "konnect-token")
 	e.create(controlPlaneObj("cp", "auth"))
 	e.create(serviceObj("svc", "cp", "example.com"))
 	e.create(routeObj("route", "svc"))

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -22,13 +21,7 @@ import (
 // plane and its entities in Konnect: the Secret is kept until its auth configuration is gone.
 func TestTokenSecretKeptUntilEntitiesAreDeleted(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "konnect-token"}, StringData: map[string]string{"token": konnectsim.DefaultToken}})
-	e.create(&konnectv1alpha1.KonnectAPIAuthConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "auth"},
-		Spec: konnectv1alpha1.KonnectAPIAuthConfigurationSpec{
-			Type: konnectv1alpha1.KonnectAPIAuthTypeSecretRef, SecretRef: &corev1.SecretReference{Name: "konnect-token"}, ServerURL: e.sim.URL(),
-		},
-	})
+	e.createSecretAuth("auth", "konnect-token")
 	e.create(controlPlaneObj("cp", "auth"))
 	e.create(serviceObj("svc", "cp", "example.com"))
 	e.waitProgrammed(&configurationv1alpha1.KongService{}, "svc")

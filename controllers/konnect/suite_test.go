@@ -210,6 +210,19 @@ func (e *env) eventually(timeout time.Duration, what string, check func() error)
 	}
 }
 
+// createSecretAuth creates the Secret secret holding the simulator's token and the auth configuration name that
+// reads it.
+func (e *env) createSecretAuth(name, secret string) {
+	e.t.Helper()
+	e.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret}, StringData: map[string]string{"token": konnectsim.DefaultToken}})
+	e.create(&konnectv1alpha1.KonnectAPIAuthConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: konnectv1alpha1.KonnectAPIAuthConfigurationSpec{
+			Type: konnectv1alpha1.KonnectAPIAuthTypeSecretRef, SecretRef: &corev1.SecretReference{Name: secret}, ServerURL: e.sim.URL(),
+		},
+	})
+}
+
 func (e *env) create(obj client.Object) {
 	e.t.Helper()
 	obj.SetNamespace(e.ns)

@@ -109,18 +109,7 @@ type throttle struct {
 // requests of any organization) with 429 and Retry-After: retryAfter
 // (rounded up to whole seconds, at least 1). An unknown orgID has no effect.
 func (s *Server) Throttle(orgID string, n int, retryAfter time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var key *org
-	for _, o := range s.orgs {
-		if o.id == orgID {
-			key = o
-		}
-	}
-	if key == nil && orgID != "" {
-		return
-	}
-	s.throttles[key] = &throttle{remaining: n, retryAfter: retryAfter}
+	s.setThrottle(orgID, &throttle{remaining: n, retryAfter: retryAfter})
 }
 
 // ThrottleFor answers every request of the organization orgID ("" for
@@ -130,6 +119,11 @@ func (s *Server) Throttle(orgID string, n int, retryAfter time.Duration) {
 // few requests are made they are not all throttled, burst after burst. An
 // unknown orgID has no effect.
 func (s *Server) ThrottleFor(orgID string, d, retryAfter time.Duration) {
+	s.setThrottle(orgID, &throttle{until: time.Now().Add(d), retryAfter: retryAfter})
+}
+
+// setThrottle installs th for the organization orgID ("" for any); an unknown orgID has no effect.
+func (s *Server) setThrottle(orgID string, th *throttle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var key *org
@@ -141,7 +135,7 @@ func (s *Server) ThrottleFor(orgID string, d, retryAfter time.Duration) {
 	if key == nil && orgID != "" {
 		return
 	}
-	s.throttles[key] = &throttle{until: time.Now().Add(d), retryAfter: retryAfter}
+	s.throttles[key] = th
 }
 
 // rateLimitedLocked reports whether a request of o must be answered with 429, and the Retry-After.
