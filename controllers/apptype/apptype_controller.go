@@ -22,7 +22,6 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog"
-	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
@@ -37,7 +36,7 @@ type Reconciler struct {
 	Namespace string
 	// writes remembers the loop's own status writes, so that a cached AppType that does not show the last one yet
 	// is skipped rather than written again from a stale copy.
-	writes installer.Writes
+	writes status.Writes
 }
 
 // Reconcile resolves one AppType, creates its first OperatorVersion if it has none, and reports.
@@ -208,13 +207,7 @@ func set(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, t s
 func (r *Reconciler) writeStatus(ctx context.Context, at *operatorsv1alpha1.AppType, st operatorsv1alpha1.AppTypeStatus) error {
 	orig := at.DeepCopy()
 	at.Status = st
-	if err := status.Patch(ctx, r, orig, at); err != nil {
-		return err
-	}
-	if at.ResourceVersion != orig.ResourceVersion {
-		r.writes.Wrote(at, orig.ResourceVersion)
-	}
-	return nil
+	return r.writes.Patch(ctx, r, orig, at)
 }
 
 // SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/status"
 )
 
 // Finalizer lets ALM delete an OperatorVersion's cluster-scoped objects (ClusterRoles, ClusterRoleBindings,
@@ -51,7 +52,7 @@ type Installer struct {
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 	// Writes remembers the installer's own writes of OperatorVersions (finalizer, status), see Stale.
-	Writes Writes
+	Writes status.Writes
 }
 
 // Stale says whether ov, as read from the cache, does not show the installer's last write of it yet; the loop skips

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/controllers/internal/status"
 )
 
 // Watch adds the watches an installing loop needs to b: every OperatorVersion of the same package when one
@@ -81,11 +80,5 @@ func requiring(c client.Client) handler.MapFunc {
 func (in *Installer) WriteStatus(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, st operatorsv1alpha1.OperatorVersionStatus) error {
 	orig := ov.DeepCopy()
 	ov.Status = st
-	if err := status.Patch(ctx, in.Client, orig, ov); err != nil {
-		return err
-	}
-	if ov.ResourceVersion != orig.ResourceVersion {
-		in.Writes.Wrote(ov, orig.ResourceVersion)
-	}
-	return nil
+	return in.Writes.Patch(ctx, in.Client, orig, ov)
 }

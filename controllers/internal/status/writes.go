@@ -1,6 +1,7 @@
-package installer
+package status
 
 import (
+	"context"
 	"slices"
 	"sync"
 
@@ -27,6 +28,17 @@ func (w *Writes) Wrote(obj client.Object, before string) {
 	}
 	key := client.ObjectKeyFromObject(obj)
 	w.replaced[key] = append(w.replaced[key], before)
+}
+
+// Patch writes obj's status like the package's Patch and, when the write happened, records the version it replaced.
+func (w *Writes) Patch(ctx context.Context, c client.Client, orig, obj client.Object) error {
+	if err := Patch(ctx, c, orig, obj); err != nil {
+		return err
+	}
+	if obj.GetResourceVersion() != orig.GetResourceVersion() {
+		w.Wrote(obj, orig.GetResourceVersion())
+	}
+	return nil
 }
 
 // Stale says whether obj, as read from the cache, is a version one of the loop's own writes replaced. A newer
