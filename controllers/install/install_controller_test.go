@@ -69,26 +69,28 @@ func TestInstallsStrategyAndReportsPhases(t *testing.T) {
 	setup(t)
 	ctx := t.Context()
 	ns := harness.Namespace(t, c, "install-phases")
-	ov := harness.Demo{Namespace: ns, Name: "demo.v1.0.0", Version: "1.0.0", Package: "phases"}.OperatorVersion()
+	// The package (and so its cluster-scoped CRD) is named after the namespace: unique in every run of -count=N.
+	pkg := ns
+	ov := harness.Demo{Namespace: ns, Name: "demo.v1.0.0", Version: "1.0.0", Package: pkg}.OperatorVersion()
 	if err := c.Create(ctx, ov); err != nil {
 		t.Fatal(err)
 	}
 	// Installing until the Deployment is available, with every object created and owned.
 	installing := harness.WaitPhase(t, c, ns, ov.Name, operatorsv1alpha1.PhaseInstalling, 30*time.Second)
-	if !strings.Contains(installing.Status.Message, "Deployment phases-operator") {
+	if !strings.Contains(installing.Status.Message, "Deployment "+pkg+"-operator") {
 		t.Errorf("Installing message %q does not name the Deployment it waits for", installing.Status.Message)
 	}
 	selector := ownership.Labels(ov)
 	for _, obj := range []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "phases-operator"}},
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: installer.RBACName(ov.Name, "phases-operator")}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: installer.RBACName(ov.Name, "phases-operator")}},
-		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "phases-operator"}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "phases-metrics"}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "phases-config"}},
-		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: installer.ClusterRBACName(ns, ov.Name, "phases-operator")}},
-		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: installer.ClusterRBACName(ns, ov.Name, "phases-operator")}},
-		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets.phases.example.com"}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-operator"}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: installer.RBACName(ov.Name, pkg+"-operator")}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: installer.RBACName(ov.Name, pkg+"-operator")}},
+		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-operator"}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-metrics"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-config"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: installer.ClusterRBACName(ns, ov.Name, pkg+"-operator")}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: installer.ClusterRBACName(ns, ov.Name, pkg+"-operator")}},
+		&apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets." + pkg + ".example.com"}},
 	} {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			t.Fatalf("%T %s: %v", obj, obj.GetName(), err)
@@ -110,7 +112,7 @@ func TestInstallsStrategyAndReportsPhases(t *testing.T) {
 		}
 	}
 	// The ServiceAccount can do what the bundle's permissions say, and no more.
-	harness.WaitDeploymentAndMarkAvailable(t, c, ns, "phases-operator", 10*time.Second)
+	harness.WaitDeploymentAndMarkAvailable(t, c, ns, pkg+"-operator", 10*time.Second)
 	done := harness.WaitPhase(t, c, ns, ov.Name, operatorsv1alpha1.PhaseSucceeded, 30*time.Second)
 	if len(done.Status.Owned) != 9 {
 		t.Errorf("status.owned lists %d objects, want 9: %v", len(done.Status.Owned), done.Status.Owned)
@@ -131,23 +133,26 @@ func TestWaitsForRequiredCRD(t *testing.T) {
 	setup(t)
 	ctx := t.Context()
 	ns := harness.Namespace(t, c, "install-required")
-	ov := harness.Demo{Namespace: ns, Name: "needy.v1.0.0", Version: "1.0.0", Package: "needy",
-		RequiredCRDs: []string{"gadgets.other.example.com"}}.OperatorVersion()
+	// Cluster-scoped names come from the namespace: a CRD left by an earlier run of -count=N must not meet this one.
+	group := ns + ".other.example.com"
+	gadgets := "gadgets." + group
+	ov := harness.Demo{Namespace: ns, Name: "needy.v1.0.0", Version: "1.0.0", Package: ns,
+		RequiredCRDs: []string{gadgets}}.OperatorVersion()
 	if err := c.Create(ctx, ov); err != nil {
 		t.Fatal(err)
 	}
 	pending := harness.WaitPhase(t, c, ns, ov.Name, operatorsv1alpha1.PhasePending, 20*time.Second)
-	if !strings.Contains(pending.Status.Message, "gadgets.other.example.com") {
+	if !strings.Contains(pending.Status.Message, gadgets) {
 		t.Errorf("Pending message %q does not name the missing CRD", pending.Status.Message)
 	}
 	if len(pending.Status.RequirementStatus) != 1 || pending.Status.RequirementStatus[0].Status != "NotPresent" {
-		t.Errorf("requirementStatus = %+v, want gadgets.other.example.com NotPresent", pending.Status.RequirementStatus)
+		t.Errorf("requirementStatus = %+v, want %s NotPresent", pending.Status.RequirementStatus, gadgets)
 	}
-	crd := &unstructured.Unstructured{Object: harness.CRD("other.example.com", "Gadget", "gadgets")}
+	crd := &unstructured.Unstructured{Object: harness.CRD(group, "Gadget", "gadgets")}
 	if err := c.Create(ctx, crd); err != nil {
 		t.Fatal(err)
 	}
-	harness.WaitDeploymentAndMarkAvailable(t, c, ns, "needy-operator", 20*time.Second)
+	harness.WaitDeploymentAndMarkAvailable(t, c, ns, ns+"-operator", 20*time.Second)
 	harness.WaitPhase(t, c, ns, ov.Name, operatorsv1alpha1.PhaseSucceeded, 20*time.Second)
 }
 
