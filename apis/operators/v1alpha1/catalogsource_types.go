@@ -21,8 +21,59 @@ type DirectorySource struct {
 	Path string `json:"path"`
 }
 
-// CatalogSourceSpec says where bundles come from. Exactly one of configMap and directory is set.
-// +kubebuilder:validation:XValidation:rule="has(self.configMap) != has(self.directory)",message="exactly one of configMap or directory must be set"
+// ImageSource serves a File-Based Catalog image in OLM's format from an OCI registry: the directory that the image's
+// operators.operatorframework.io.index.configs.v1 label names (default /configs). Catalogs built with opm for OLM
+// v0 and v1 load unchanged; bundles whose catalog entry carries no manifests are pulled from their bundle image, by
+// digest, when an install needs them.
+// +kubebuilder:validation:XValidation:rule="!(self.ref.contains('@sha256:') && has(self.pollInterval))",message="pollInterval applies to a tag; a digest reference never changes and is not polled"
+type ImageSource struct {
+	// ref is the catalog image: a tag (e.g. registry.example/catalogs/ops:v4.18), polled for a new digest, or a
+	// digest (e.g. registry.example/catalogs/ops@sha256:...), never polled.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Ref string `json:"ref"`
+
+	// pollInterval is how often a tag is checked for a new digest. A poll asks only for the manifest digest: an
+	// unchanged catalog downloads nothing and is not parsed again. Default 10m; at least 1m (10s on loopback
+	// registries, for local development).
+	// +optional
+	PollInterval *metav1.Duration `json:"pollInterval,omitempty"`
+
+	// pullSecrets name kubernetes.io/dockerconfigjson Secrets in the CatalogSource's namespace whose credentials
+	// are used to pull the catalog image and its bundle images.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	PullSecrets []string `json:"pullSecrets,omitempty"`
+
+	// caBundle selects a key of a ConfigMap in the CatalogSource's namespace that holds PEM CA certificates to trust
+	// for the registry, in addition to the system roots (private registries).
+	// +optional
+	CABundle *ConfigMapKeySelector `json:"caBundle,omitempty"`
+
+	// insecure pulls over plain HTTP. It is honoured only for registries on loopback (localhost, 127.0.0.0/8, ::1),
+	// as used by local development; anything else must use TLS.
+	// +optional
+	Insecure bool `json:"insecure,omitempty"`
+}
+
+// ConfigMapKeySelector selects a key of a ConfigMap in the referring object's namespace.
+type ConfigMapKeySelector struct {
+	// name of the ConfigMap.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// key in the ConfigMap's data.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// CatalogSourceSpec says where bundles come from. Exactly one of configMap, directory and image is set.
+// +kubebuilder:validation:XValidation:rule="[has(self.configMap), has(self.directory), has(self.image)].filter(x, x).size() == 1",message="exactly one of configMap, directory or image must be set"
 type CatalogSourceSpec struct {
 	// displayName is a human-readable name for the catalog.
 	// +optional
@@ -42,6 +93,10 @@ type CatalogSourceSpec struct {
 	// directory serves bundles from a directory.
 	// +optional
 	Directory *DirectorySource `json:"directory,omitempty"`
+
+	// image serves a File-Based Catalog image from an OCI registry: what real clusters use.
+	// +optional
+	Image *ImageSource `json:"image,omitempty"`
 }
 
 // PackageSummary describes one package a catalog serves.
@@ -100,6 +155,9 @@ type CatalogSourceStatus struct {
 	// lastSync is when the catalog was last loaded.
 	// +optional
 	LastSync *metav1.Time `json:"lastSync,omitempty"`
+	// image reports the catalog image that is served (image sources only).
+	// +optional
+	Image *ImageStatus `json:"image,omitempty"`
 	// conditions: Ready, Degraded.
 	// +optional
 	// +listType=map
@@ -107,7 +165,23 @@ type CatalogSourceStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// CatalogSource is a source of operator bundles: labelled ConfigMaps or a directory.
+// ImageStatus reports an image source: which digest is served and when the registry was last asked.
+type ImageStatus struct {
+	// ref is the reference that is served, by digest (repository@sha256:...).
+	// +optional
+	Ref string `json:"ref,omitempty"`
+	// digest is the manifest digest of the catalog image that is served.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+	// lastPoll is when the registry was last asked for the digest, successfully or not.
+	// +optional
+	LastPoll *metav1.Time `json:"lastPoll,omitempty"`
+	// lastChange is when a new digest was loaded and began to be served.
+	// +optional
+	LastChange *metav1.Time `json:"lastChange,omitempty"`
+}
+
+// CatalogSource is a source of operator bundles: labelled ConfigMaps, a directory or a File-Based Catalog image.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -119,6 +193,9 @@ type CatalogSourceStatus struct {
 // +kubebuilder:printcolumn:name="Rejected",type=integer,JSONPath=`.status.rejectedCount`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Last Sync",type=date,JSONPath=`.status.lastSync`
+// +kubebuilder:printcolumn:name="Image",type=string,JSONPath=`.spec.image.ref`,priority=1
+// +kubebuilder:printcolumn:name="Digest",type=string,JSONPath=`.status.image.digest`,priority=1
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 type CatalogSource struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -16,6 +16,9 @@ const (
 	ConditionInstalled = "Installed"
 	// ConditionDegraded is True when a CatalogSource rejected some bundles; the others keep serving.
 	ConditionDegraded = "Degraded"
+	// ConditionBundleVerified is True when an OperatorVersion's bundle content was read and its digest matches
+	// spec.bundle.digest; nothing is applied before it is.
+	ConditionBundleVerified = "BundleVerified"
 )
 
 // Condition reasons.
@@ -44,4 +47,26 @@ const (
 	ReasonSourceError              = "SourceError"
 	ReasonBundlesRejected          = "BundlesRejected"
 	ReasonAllBundlesValid          = "AllBundlesValid"
+
+	// Reasons of an image CatalogSource's Ready=False and of an OperatorVersion whose bundle image cannot be pulled:
+	// what went wrong with the registry or the image. The message names the image and the cause.
+	ReasonUnauthorized        = "Unauthorized"
+	ReasonTLSError            = "TLSError"
+	ReasonImageNotFound       = "ImageNotFound"
+	ReasonImageTooLarge       = "ImageTooLarge"
+	ReasonImageRefused        = "ImageRefused"
+	ReasonRegistryUnreachable = "RegistryUnreachable"
+	ReasonSQLiteIndexImage    = "SQLiteIndexImage"
+	ReasonPullFailed          = "PullFailed"
+	// ReasonDigestMismatch: content did not match the digest it was resolved or referenced by (a tag moved, a
+	// catalog or ConfigMap changed between resolution and install, a registry served other bytes).
+	ReasonDigestMismatch = "DigestMismatch"
+	// ReasonBundleVerified: the bundle content matches spec.bundle.digest.
+	ReasonBundleVerified = "BundleVerified"
+	// ReasonBundleUnavailable: the bundle image could not be pulled yet; the version stays Pending and nothing is
+	// applied.
+	ReasonBundleUnavailable = "BundleUnavailable"
+	// ReasonCRDOwnedByAnotherPackage: a CRD this version owns is already owned in the cluster by another package's
+	// version (two packages of one catalog may both ship it; only one may install it).
+	ReasonCRDOwnedByAnotherPackage = "CRDOwnedByAnotherPackage"
 )

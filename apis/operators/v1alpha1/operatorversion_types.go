@@ -40,6 +40,7 @@ type CatalogReference struct {
 }
 
 // OperatorVersionSpec is one version of one operator, as its bundle's ClusterServiceVersion describes it.
+// +kubebuilder:validation:XValidation:rule="has(self.install) || (has(self.bundle) && has(self.bundle.image))",message="install is required unless bundle.image names the bundle image to read it from"
 type OperatorVersionSpec struct {
 	// packageName is the package (AppType) this version belongs to.
 	// +required
@@ -78,6 +79,12 @@ type OperatorVersionSpec struct {
 	// +optional
 	Source *CatalogReference `json:"source,omitempty"`
 
+	// bundle identifies the exact bundle content this version was resolved from. The install and upgrade loops apply
+	// only content whose digest matches; a mismatch fails the version and names both digests.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bundle is immutable; a new bundle is a new OperatorVersion"
+	Bundle *BundleReference `json:"bundle,omitempty"`
+
 	// displayName is the operator's human-readable name.
 	// +optional
 	DisplayName string `json:"displayName,omitempty"`
@@ -88,12 +95,13 @@ type OperatorVersionSpec struct {
 
 	// install is the install strategy, as in a ClusterServiceVersion: {strategy: deployment, spec: {deployments,
 	// permissions, clusterPermissions}}. Its schema is not repeated here (the bundle validators check it); ALM
-	// reports an invalid strategy on the OperatorVersion's status.
-	// +required
+	// reports an invalid strategy on the OperatorVersion's status. Empty when spec.bundle.image names a bundle image
+	// whose manifests the catalog does not carry: the install loop reads the strategy from the image.
+	// +optional
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +kubebuilder:validation:Type=object
-	Install opv1alpha1.NamedInstallStrategy `json:"install"`
+	Install opv1alpha1.NamedInstallStrategy `json:"install,omitempty"`
 
 	// objects are the bundle's other manifests that ALM applies with the install strategy: the CRDs this version
 	// owns, and Services, ConfigMaps, Secrets, PodDisruptionBudgets, PriorityClasses, Roles, ServiceMonitors and
@@ -101,6 +109,22 @@ type OperatorVersionSpec struct {
 	// +optional
 	// +listType=atomic
 	Objects []runtime.RawExtension `json:"objects,omitempty"`
+}
+
+// BundleReference is the bundle an OperatorVersion was resolved from, by digest.
+type BundleReference struct {
+	// image is the bundle image, by digest (repository@sha256:...), when the catalog serves the bundle as an image
+	// whose manifests are not in the catalog: the install loop pulls it by that digest. Empty when the content is in
+	// spec (directory and ConfigMap catalogs, and catalogs that carry olm.bundle.object).
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Image string `json:"image,omitempty"`
+
+	// digest is the bundle image's manifest digest (image bundles), or the sha256 of the bundle's canonical content
+	// as ALM installs it: spec.install, spec.customresourcedefinitions and spec.objects.
+	// +required
+	// +kubebuilder:validation:Pattern=`^sha256:[a-f0-9]{64}$`
+	Digest string `json:"digest"`
 }
 
 // OwnedObject is one object an OperatorVersion owns.

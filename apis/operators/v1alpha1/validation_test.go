@@ -58,6 +58,7 @@ metadata: {name: NAME}
 spec:
   packageName: etcd
   version: 0.9.4
+  bundle: {digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
   replaces: etcdoperator.v0.9.2
   install:
     strategy: deployment
@@ -101,7 +102,11 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 	}, {
 		name:     "OperatorVersion without install strategy",
 		manifest: "apiVersion: operators.alm.dev/v1alpha1\nkind: OperatorVersion\nmetadata: {name: NAME}\nspec: {packageName: etcd, version: 1.0.0}",
-		want:     []string{"spec.install", "Required value"},
+		want:     []string{"spec", "install is required unless bundle.image names the bundle image to read it from"},
+	}, {
+		name:     "OperatorVersion bundle digest that is not a sha256 digest",
+		manifest: "apiVersion: operators.alm.dev/v1alpha1\nkind: OperatorVersion\nmetadata: {name: NAME}\nspec: {packageName: etcd, version: 1.0.0, bundle: {image: r.example/b@sha256:00, digest: md5:00}}",
+		want:     []string{"spec.bundle.digest", "should match"},
 	}, {
 		name:     "OperatorVersion without packageName",
 		manifest: "apiVersion: operators.alm.dev/v1alpha1\nkind: OperatorVersion\nmetadata: {name: NAME}\nspec: {version: 1.0.0, install: {strategy: deployment}}",
@@ -109,11 +114,19 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 	}, {
 		name:     "CatalogSource with both configMap and directory",
 		manifest: "apiVersion: operators.alm.dev/v1alpha1\nkind: CatalogSource\nmetadata: {name: NAME}\nspec: {configMap: {}, directory: {path: /bundles}}",
-		want:     []string{"spec", "exactly one of configMap or directory must be set"},
+		want:     []string{"spec", "exactly one of configMap, directory or image must be set"},
 	}, {
 		name:     "CatalogSource with neither configMap nor directory",
 		manifest: "apiVersion: operators.alm.dev/v1alpha1\nkind: CatalogSource\nmetadata: {name: NAME}\nspec: {displayName: empty}",
-		want:     []string{"spec", "exactly one of configMap or directory must be set"},
+		want:     []string{"spec", "exactly one of configMap, directory or image must be set"},
+	}, {
+		name:     "CatalogSource with both directory and image",
+		manifest: "apiVersion: operators.alm.dev/v1alpha1\nkind: CatalogSource\nmetadata: {name: NAME}\nspec: {directory: {path: /bundles}, image: {ref: r.example/c:1}}",
+		want:     []string{"spec", "exactly one of configMap, directory or image must be set"},
+	}, {
+		name:     "CatalogSource image by digest with a poll interval",
+		manifest: "apiVersion: operators.alm.dev/v1alpha1\nkind: CatalogSource\nmetadata: {name: NAME}\nspec: {image: {ref: 'r.example/c@sha256:0123456789012345678901234567890123456789012345678901234567890123', pollInterval: 5m}}",
+		want:     []string{"spec.image", "pollInterval applies to a tag"},
 	}, {
 		name:     "CatalogSource directory that is not absolute",
 		manifest: "apiVersion: operators.alm.dev/v1alpha1\nkind: CatalogSource\nmetadata: {name: NAME}\nspec: {directory: {path: bundles}}",
@@ -147,12 +160,13 @@ func TestImmutableFields(t *testing.T) {
 		name     string
 		manifest string
 		path     []string
-		value    string
+		value    any
 		want     string
 	}{
 		{"AppType package", validAppType, []string{"spec", "package"}, "prometheus", "package is immutable"},
 		{"OperatorVersion version", validOperatorVersion, []string{"spec", "version"}, "0.9.5", "version is immutable"},
 		{"OperatorVersion packageName", validOperatorVersion, []string{"spec", "packageName"}, "other", "packageName is immutable"},
+		{"OperatorVersion bundle digest", validOperatorVersion, []string{"spec", "bundle"}, map[string]any{"digest": "sha256:1111111111111111111111111111111111111111111111111111111111111111"}, "bundle is immutable"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
