@@ -77,7 +77,7 @@ func (x *extraction) readLayer(i int, l v1.Layer, digest v1.Hash) error {
 	if err != nil {
 		return x.layerError(digest, "", &sourceError{err: err}, nil)
 	}
-	defer rc.Close() //nolint:errcheck // read-only stream; errors surface while reading
+	defer rc.Close()
 	blob := bufio.NewReader(&budgetReader{r: sourceReader{r: rc}, b: &x.compressed})
 	dec, closeDec, err := decompressor(blob)
 	if err != nil {
