@@ -1,8 +1,11 @@
 package image
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -15,11 +18,14 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-containerregistry/pkg/compression"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 var catalogFiles = map[string]string{
@@ -479,4 +485,38 @@ func TestPullErrorsClassified(t *testing.T) {
 
 func dockerConfig(host, user, pass string) []byte {
 	return fmt.Appendf(nil, `{"auths":{%q:{"username":%q,"password":%q}}}`, host, user, pass)
+}
+
+// TestLayerCompressions: gzip, zstd and uncompressed layers read alike.
+func TestLayerCompressions(t *testing.T) {
+	reg := newRegistry(t, false, nil)
+	c := newClient(t, Options{})
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	_ = tw.WriteHeader(&tar.Header{Name: "configs/p/catalog.json", Typeflag: tar.TypeReg, Mode: 0o644, Size: 2})
+	_, _ = tw.Write([]byte("{}"))
+	_ = tw.Close()
+	for _, tc := range []struct {
+		name string
+		opts []tarball.LayerOption
+	}{
+		{"gzip", []tarball.LayerOption{tarball.WithMediaType(types.OCILayer)}},
+		{"zstd", []tarball.LayerOption{tarball.WithCompression(compression.ZStd), tarball.WithMediaType(types.OCILayerZStd)}},
+		{"none", []tarball.LayerOption{tarball.WithCompression(compression.None), tarball.WithMediaType(types.OCIUncompressedLayer)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+				return io.NopCloser(bytes.NewReader(buf.Bytes())), nil
+			}, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := reg.ref("catalogs/" + tc.name + ":1")
+			digest := push(t, c, imageOfLayers(t, nil, layer), ref)
+			cat, err := c.PullCatalog(context.Background(), ref, digest)
+			if err != nil || string(cat.Files["p/catalog.json"]) != "{}" {
+				t.Fatalf("%v, %v", cat, err)
+			}
+		})
+	}
 }
