@@ -1,0 +1,150 @@
+package image
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// BundleCache keeps unpacked bundle images on disk by digest, at most MaxEntries of them. Each entry is a bundle
+// directory (Dir/<algorithm>-<hex>/manifests, .../metadata) written by Client.PullBundle, so it appears complete
+// or not at all. Concurrent Gets of one digest share one pull. Beyond MaxEntries the least recently used entries
+// are removed: a caller should read the directory it got before MaxEntries other bundles are pulled. The zero
+// value is not usable; set Dir and Client. A BundleCache is safe for concurrent use.
+type BundleCache struct {
+	// Dir holds the entries; it is created if needed. Nothing else should write there.
+	Dir string
+	// MaxEntries bounds the number of entries; 0 means 64.
+	MaxEntries int
+	// Client pulls the bundles.
+	Client *Client
+
+	mu       sync.Mutex
+	inflight map[string]*pull
+	used     map[string]int64 // entry -> tick of its last use in this process
+	tick     int64
+	cleaned  bool
+}
+
+// pull is one pull that concurrent callers wait for.
+type pull struct {
+	done chan struct{}
+	err  error
+}
+
+// Get returns the bundle directory of ref at digest, pulling it if it is not cached. A failed pull leaves no
+// entry and is not remembered (the next Get tries again).
+func (c *BundleCache) Get(ctx context.Context, ref, digest string) (string, error) {
+	h, err := v1.NewHash(digest)
+	if err != nil {
+		return "", fmt.Errorf("image %s: digest %q: %w", ref, digest, err)
+	}
+	key := h.Algorithm + "-" + h.Hex
+	dir := filepath.Join(c.Dir, key)
+	c.mu.Lock()
+	c.init()
+	if _, err := os.Stat(dir); err == nil {
+		c.touch(key)
+		c.mu.Unlock()
+		return dir, nil
+	}
+	p, ok := c.inflight[key]
+	if !ok {
+		p = &pull{done: make(chan struct{})}
+		c.inflight[key] = p
+		go c.run(context.WithoutCancel(ctx), p, key, ref, digest, dir)
+	}
+	c.mu.Unlock()
+	select {
+	case <-p.done:
+		if p.err != nil {
+			return "", p.err
+		}
+		return dir, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("image %s@%s: %w", ref, digest, ctx.Err())
+	}
+}
+
+// init prepares the cache on first use: maps, and temporary directories a crashed process left behind. c.mu held.
+func (c *BundleCache) init() {
+	if c.cleaned {
+		return
+	}
+	c.cleaned = true
+	c.inflight, c.used = map[string]*pull{}, map[string]int64{}
+	entries, _ := os.ReadDir(c.Dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			_ = os.RemoveAll(filepath.Join(c.Dir, e.Name()))
+		}
+	}
+}
+
+// run pulls one entry for all waiters, then evicts beyond MaxEntries.
+func (c *BundleCache) run(ctx context.Context, p *pull, key, ref, digest, dir string) {
+	_, err := c.Client.PullBundle(ctx, ref, digest, dir)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.inflight, key)
+	p.err = err
+	if err == nil {
+		c.touch(key)
+		c.evict()
+	}
+	close(p.done)
+}
+
+// touch records a use of key, in memory and as the entry's modification time (the order after a restart).
+func (c *BundleCache) touch(key string) {
+	c.tick++
+	c.used[key] = c.tick
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(c.Dir, key), now, now)
+}
+
+// evict removes the least recently used entries beyond MaxEntries. c.mu held.
+func (c *BundleCache) evict() {
+	max := c.MaxEntries
+	if max <= 0 {
+		max = 64
+	}
+	entries, err := os.ReadDir(c.Dir)
+	if err != nil {
+		return
+	}
+	type entry struct {
+		key  string
+		tick int64
+		mod  time.Time
+	}
+	var all []entry
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		all = append(all, entry{key: e.Name(), tick: c.used[e.Name()], mod: info.ModTime()})
+	}
+	// Entries not used in this process (tick 0) are older than any used, in modification time order.
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].tick != all[j].tick {
+			return all[i].tick < all[j].tick
+		}
+		return all[i].mod.Before(all[j].mod)
+	})
+	for i := 0; i < len(all)-max; i++ {
+		_ = os.RemoveAll(filepath.Join(c.Dir, all[i].key))
+		delete(c.used, all[i].key)
+	}
+}

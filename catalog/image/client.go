@@ -1,0 +1,138 @@
+package image
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Options say how a Client reaches registries.
+type Options struct {
+	// Keychain resolves credentials per registry: KeychainFromDockerConfigJSON for pull Secrets (the controller),
+	// authn.DefaultKeychain for the docker config and credential helpers (the CLI). Nil means anonymous.
+	Keychain authn.Keychain
+	// CABundle is PEM certificates trusted in addition to the system roots.
+	CABundle []byte
+	// Insecure allows plain HTTP (meant for loopback registries). Loopback and RFC 1918 hosts are tried over
+	// HTTP after HTTPS even without it.
+	Insecure bool
+	// Transport replaces the HTTP transport (tests); CABundle is then ignored.
+	Transport http.RoundTripper
+	// CatalogLimits and BundleLimits bound pulls; zero fields take DefaultCatalogLimits and DefaultBundleLimits.
+	CatalogLimits, BundleLimits Limits
+}
+
+// Client pulls and pushes images with one set of Options. It keeps authenticated connections per repository,
+// so a catalog poller should keep one Client per source (recreate it when its credentials change). A Client is
+// safe for concurrent use.
+type Client struct {
+	opts   Options
+	puller *remote.Puller
+	remote []remote.Option
+	name   []name.Option
+}
+
+// NewClient returns a Client for opts; it fails only on a CA bundle with no certificate.
+func NewClient(opts Options) (*Client, error) {
+	rt := opts.Transport
+	if rt == nil {
+		t, err := transportFor(opts.CABundle)
+		if err != nil {
+			return nil, err
+		}
+		rt = t
+	}
+	kc := opts.Keychain
+	if kc == nil {
+		kc = authn.NewMultiKeychain()
+	}
+	ropts := []remote.Option{remote.WithTransport(rt), remote.WithAuthFromKeychain(kc), remote.WithUserAgent("alm")}
+	puller, err := remote.NewPuller(ropts...)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{opts: opts, puller: puller, remote: ropts}
+	c.opts.CatalogLimits = opts.CatalogLimits.withDefaults(DefaultCatalogLimits())
+	c.opts.BundleLimits = opts.BundleLimits.withDefaults(DefaultBundleLimits())
+	if opts.Insecure {
+		c.name = append(c.name, name.Insecure)
+	}
+	return c, nil
+}
+
+// transportFor is the default transport, trusting the system roots plus the certificates of caBundle.
+func transportFor(caBundle []byte) (http.RoundTripper, error) {
+	base, ok := remote.DefaultTransport.(*http.Transport)
+	if !ok {
+		return nil, errors.New("remote.DefaultTransport is not an *http.Transport")
+	}
+	t := base.Clone()
+	if len(caBundle) == 0 {
+		return t, nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(caBundle) {
+		return nil, errors.New("CA bundle: no PEM certificate found")
+	}
+	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return t, nil
+}
+
+// Digest returns the manifest digest ref names now, asking the registry with one HEAD of the manifest (a GET only
+// if the registry does not answer HEAD), so polling an unchanged image downloads no blob. A reference that pins
+// a digest (repo@sha256:..., or repo:tag@sha256:...) returns that digest with no request: it cannot change, and
+// the pull verifies it.
+func (c *Client) Digest(ctx context.Context, ref string) (string, error) {
+	r, err := name.ParseReference(ref, c.name...)
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w", ref, err)
+	}
+	if d, ok := r.(name.Digest); ok {
+		return d.DigestStr(), nil
+	}
+	desc, err := c.puller.Head(ctx, r)
+	if err != nil && headUnsupported(err) {
+		var full *remote.Descriptor
+		if full, err = c.puller.Get(ctx, r); err == nil {
+			desc = &full.Descriptor
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("image %s: manifest digest: %w", ref, err)
+	}
+	return desc.Digest.String(), nil
+}
+
+// headUnsupported reports whether a HEAD failed in a way a GET may not: the method is not allowed, or the
+// answer lacked the headers a digest is read from.
+func headUnsupported(err error) bool {
+	return Reason(err) == ReasonPullFailed
+}
+
+// pinned returns ref's repository with digest, refusing a ref that pins another digest.
+func (c *Client) pinned(ref, digest string) (name.Digest, error) {
+	r, err := name.ParseReference(ref, c.name...)
+	if err != nil {
+		return name.Digest{}, fmt.Errorf("image %s: %w", ref, err)
+	}
+	h, err := v1.NewHash(digest)
+	if err != nil {
+		return name.Digest{}, fmt.Errorf("image %s: digest %q: %w", ref, digest, err)
+	}
+	if d, ok := r.(name.Digest); ok && d.DigestStr() != h.String() {
+		return name.Digest{}, &RefusedError{Image: ref, Rule: RuleDigest,
+			Detail: fmt.Sprintf("the reference pins %s, asked for %s", d.DigestStr(), h)}
+	}
+	return r.Context().Digest(h.String()), nil
+}
