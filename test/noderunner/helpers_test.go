@@ -30,6 +30,8 @@ import (
 
 	"github.com/almproject/alm/test/localkube"
 	"github.com/almproject/alm/test/noderunner"
+
+	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
 
 // testImage is the reference of the test program's image in the archive the tests build.
@@ -205,7 +207,7 @@ func rolledOut(d *appsv1.Deployment) bool {
 	return d.Status.ObservedGeneration == d.Generation && d.Status.Replicas == want &&
 		d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want &&
 		condition(d, appsv1.DeploymentAvailable).Status == corev1.ConditionTrue &&
-		condition(d, appsv1.DeploymentProgressing).Reason == noderunner.ReasonNewReplicaSetAvailable
+		condition(d, appsv1.DeploymentProgressing).Reason == deploystatus.ReasonNewReplicaSetAvailable
 }
 
 // podsOf returns the runner's pods of a Deployment.

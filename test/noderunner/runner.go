@@ -42,6 +42,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/almproject/alm/test/noderunner/images"
+
+	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
 
 // Options configures a Runner.
@@ -64,7 +68,7 @@ type Options struct {
 type Runner struct {
 	opts   Options
 	log    logr.Logger
-	images *imageStore
+	images *images.Store
 	deps   podDeps
 	mgr    ctrl.Manager
 	events chan event.GenericEvent
@@ -104,7 +108,7 @@ func New(opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		opts: opts, log: opts.Logger, images: newImageStore(opts.ImagesDir, opts.StateDir, opts.Logger),
+		opts: opts, log: opts.Logger, images: images.NewStore(opts.ImagesDir, opts.StateDir, opts.Logger),
 		events: make(chan event.GenericEvent, 1024), deployments: map[types.NamespacedName][]*pod{},
 		quit: make(chan struct{}),
 	}
@@ -145,7 +149,7 @@ func (r *Runner) setupManager() error {
 
 // Start scans the images and starts watching Deployments; it returns once the watch is synced.
 func (r *Runner) Start(ctx context.Context) error {
-	if err := r.images.scan(); err != nil {
+	if err := r.images.Scan(); err != nil {
 		return err
 	}
 	r.log.Info("Node runner starting", "images", r.images.Refs(), "imagesDir", r.opts.ImagesDir, "stateDir", r.opts.StateDir)
@@ -207,7 +211,7 @@ func (r *Runner) Stop() error {
 
 // Images lists the image references the runner has.
 func (r *Runner) Images() []string {
-	_ = r.images.scan()
+	_ = r.images.Scan()
 	return r.images.Refs()
 }
 
@@ -276,25 +280,25 @@ func (p *pod) snapshot() PodInfo {
 }
 
 // state is what the Deployment's status needs to know of the pod.
-func (p *pod) state() podState {
+func (p *pod) state() deploystatus.Pod {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := podState{hash: p.hash, terminating: p.terminating, problem: p.startErr}
+	st := deploystatus.Pod{Hash: p.hash, Terminating: p.terminating, Problem: p.startErr}
 	select {
 	case <-p.done:
-		st.terminating = true
+		st.Terminating = true
 	default:
 	}
-	st.ready = len(p.containers) > 0 && p.startErr == nil
+	st.Ready = len(p.containers) > 0 && p.startErr == nil
 	for _, c := range p.containers {
 		ci := c.info()
 		c.mu.Lock()
 		since := c.readySince
 		c.mu.Unlock()
-		st.ready = st.ready && ci.Ready
-		st.readySince = maxTime(st.readySince, since)
-		if st.problem == nil {
-			st.problem = c.problem()
+		st.Ready = st.Ready && ci.Ready
+		st.ReadySince = maxTime(st.ReadySince, since)
+		if st.Problem == nil {
+			st.Problem = c.problem()
 		}
 	}
 	return st
@@ -308,7 +312,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // imageProblem says which images of d are missing, listing those the runner has.
-func imageProblem(missing []string, have []string) *problem {
-	return &problem{Reason: ReasonImageNotFound, Message: fmt.Sprintf(
+func imageProblem(missing []string, have []string) *deploystatus.Problem {
+	return &deploystatus.Problem{Reason: deploystatus.ReasonImageNotFound, Message: fmt.Sprintf(
 		"image %v not found in the local node runner's images; it has %v", missing, have)}
 }

@@ -1,21 +1,20 @@
-package noderunner
+// Package images is the local node runner's image store: it finds the images Deployments name in a directory of
+// docker-save archives and extracts each once per digest, so their entrypoints can run from the host.
+package images
 
 import (
-	"archive/tar"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -43,8 +42,8 @@ func archiveChanged(img *Image) bool {
 	return err != nil || !fi.ModTime().Equal(img.archiveModTime)
 }
 
-// imageStore finds images in the docker-save archives (*.tar) of a directory and extracts each once per digest.
-type imageStore struct {
+// Store finds images in the docker-save archives (*.tar) of a directory and extracts each once per digest.
+type Store struct {
 	dir      string
 	stateDir string
 	log      logr.Logger
@@ -62,12 +61,13 @@ type archiveTags struct {
 	tags    []string
 }
 
-func newImageStore(dir, stateDir string, log logr.Logger) *imageStore {
-	return &imageStore{dir: dir, stateDir: stateDir, log: log, refs: map[string]string{}, extracted: map[string]*Image{}}
+// NewStore returns a store of the archives in dir that extracts images under stateDir/images.
+func NewStore(dir, stateDir string, log logr.Logger) *Store {
+	return &Store{dir: dir, stateDir: stateDir, log: log, refs: map[string]string{}, extracted: map[string]*Image{}}
 }
 
-// scan re-reads the manifest.json of every archive in the directory.
-func (s *imageStore) scan() error {
+// Scan re-reads the manifest.json of every archive in the directory.
+func (s *Store) Scan() error {
 	archives, err := filepath.Glob(filepath.Join(s.dir, "*.tar"))
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func (s *imageStore) scan() error {
 }
 
 // archiveTags returns the RepoTags of an archive, read again only when the file changed.
-func (s *imageStore) archiveTags(archive string) (archiveTags, error) {
+func (s *Store) archiveTags(archive string) (archiveTags, error) {
 	fi, err := os.Stat(archive)
 	if err != nil {
 		return archiveTags{}, err
@@ -114,7 +114,7 @@ func (s *imageStore) archiveTags(archive string) (archiveTags, error) {
 }
 
 // Refs lists the references of the images the store has, sorted.
-func (s *imageStore) Refs() []string {
+func (s *Store) Refs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	refs := make([]string, 0, len(s.refs))
@@ -125,12 +125,12 @@ func (s *imageStore) Refs() []string {
 	return refs
 }
 
-// errImageNotFound says the runner has no archive with the image.
-var errImageNotFound = errors.New("image not found")
+// ErrNotFound says the runner has no archive with the image.
+var ErrNotFound = errors.New("image not found")
 
 // archiveRef finds the archive and the archive's own spelling of ref: an exact match first, then the same resolved
 // name (so "x" matches "x:latest").
-func (s *imageStore) archiveRef(ref string) (archive, archiveTag string, ok bool) {
+func (s *Store) archiveRef(ref string) (archive, archiveTag string, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if a, ok := s.refs[ref]; ok {
@@ -149,8 +149,8 @@ func (s *imageStore) archiveRef(ref string) (archive, archiveTag string, ok bool
 }
 
 // Get returns the extracted image ref, extracting it on first use. An unknown reference is looked up again after a
-// rescan of the directory (images may be built while the runner runs); it then fails with errImageNotFound.
-func (s *imageStore) Get(ref string) (*Image, error) {
+// rescan of the directory (images may be built while the runner runs); it then fails with ErrNotFound.
+func (s *Store) Get(ref string) (*Image, error) {
 	s.mu.Lock()
 	img, ok := s.extracted[ref]
 	s.mu.Unlock()
@@ -158,17 +158,17 @@ func (s *imageStore) Get(ref string) (*Image, error) {
 		return img, nil
 	}
 	if ok {
-		if err := s.scan(); err != nil {
+		if err := s.Scan(); err != nil {
 			return nil, err
 		}
 	}
 	archive, tagStr, found := s.archiveRef(ref)
 	if !found {
-		if err := s.scan(); err != nil {
+		if err := s.Scan(); err != nil {
 			return nil, err
 		}
 		if archive, tagStr, found = s.archiveRef(ref); !found {
-			return nil, fmt.Errorf("%w: %s", errImageNotFound, ref)
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, ref)
 		}
 	}
 	img, err := s.load(ref, archive, tagStr)
@@ -182,7 +182,7 @@ func (s *imageStore) Get(ref string) (*Image, error) {
 }
 
 // load reads the image tagStr from archive and extracts its file system under the state dir, once per digest.
-func (s *imageStore) load(ref, archive, tagStr string) (*Image, error) {
+func (s *Store) load(ref, archive, tagStr string) (*Image, error) {
 	tag, err := name.NewTag(tagStr)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", ref, err)
@@ -212,117 +212,4 @@ func (s *imageStore) load(ref, archive, tagStr string) (*Image, error) {
 	}
 	return &Image{Ref: ref, Archive: archive, Digest: digest.String(), RootFS: rootfs, Config: cfg.Config,
 		archiveModTime: fi.ModTime()}, nil
-}
-
-// extractImage writes the flattened file system of img (whiteouts applied) to a temporary directory next to rootfs
-// and renames it into place, so a half-extracted image is never used.
-func extractImage(img v1.Image, rootfs string) error {
-	if err := os.MkdirAll(filepath.Dir(rootfs), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(rootfs), "extract-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	if err := untar(tar.NewReader(rc), tmp); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, rootfs); err != nil && !errors.Is(err, os.ErrExist) {
-		return err
-	}
-	return nil
-}
-
-// untar writes directories, regular files, symlinks and hard links of tr under dir; entries that would land outside
-// dir are refused.
-func untar(tr *tar.Reader, dir string) error {
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		target, err := within(dir, hdr.Name)
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		if err := writeEntry(tr, hdr, dir, target); err != nil {
-			return fmt.Errorf("%s: %w", hdr.Name, err)
-		}
-	}
-}
-
-func writeEntry(tr *tar.Reader, hdr *tar.Header, dir, target string) error {
-	mode := os.FileMode(hdr.Mode).Perm()
-	switch hdr.Typeflag {
-	case tar.TypeDir:
-		return os.MkdirAll(target, mode|0o700)
-	case tar.TypeReg:
-		f, err := os.OpenFile(target, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, mode|0o600)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(f, tr); err != nil {
-			_ = f.Close()
-			return err
-		}
-		return f.Close()
-	case tar.TypeSymlink:
-		_ = os.Remove(target)
-		return os.Symlink(hdr.Linkname, target)
-	case tar.TypeLink:
-		src, err := within(dir, hdr.Linkname)
-		if err != nil {
-			return err
-		}
-		_ = os.Remove(target)
-		return os.Link(src, target)
-	default:
-		return nil // devices, fifos: not needed to run a static binary
-	}
-}
-
-// within joins name to dir and refuses a result outside dir.
-func within(dir, name string) (string, error) {
-	target := filepath.Join(dir, filepath.Clean("/"+name))
-	if target != dir && !strings.HasPrefix(target, dir+string(filepath.Separator)) {
-		return "", fmt.Errorf("tar entry %q is outside the image root", name)
-	}
-	return target, nil
-}
-
-// hostPath resolves the absolute in-image path p to a path on the host under rootfs, following symlinks inside the
-// image (absolute link targets are taken relative to rootfs).
-func hostPath(rootfs, p string) (string, error) {
-	cur := p
-	for range 16 {
-		target, err := within(rootfs, cur)
-		if err != nil {
-			return "", err
-		}
-		fi, err := os.Lstat(target)
-		if err != nil {
-			return "", err
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			return target, nil
-		}
-		link, err := os.Readlink(target)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(link) {
-			link = filepath.Join(filepath.Dir(cur), link)
-		}
-		cur = link
-	}
-	return "", fmt.Errorf("too many symlinks resolving %s", p)
 }
