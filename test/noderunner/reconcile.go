@@ -38,16 +38,19 @@ func (r *Runner) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 		return ctrl.Result{}, nil
 	}
 	hash := templateHash(d)
-	imgs, missing := r.podImages(d)
+	imgs, missing := r.podImages(ctx, d)
 	var imgProblem *deploystatus.Problem
 	if len(missing) > 0 {
 		imgProblem = imageProblem(missing, r.images.Refs())
-		log.Info("Deployment names an image the runner does not have", "missing", missing)
+		log.Info("Deployment names an image the runner does not have", "problem", imgProblem.Message)
 	} else if err := r.scale(d, hash, imgs); err != nil {
 		return ctrl.Result{}, err
 	}
 	states := r.podStates(req.NamespacedName)
 	status, recheck := deploystatus.Compute(d, hash, states, imgProblem, time.Now())
+	if imgProblem != nil && (recheck == 0 || recheck > imageRetry) {
+		recheck = imageRetry // the image may be built or pushed later: look again, as a kubelet retries a pull
+	}
 	if err := r.writeStatus(ctx, d, status); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -78,17 +81,22 @@ func templateHash(d *appsv1.Deployment) string {
 	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
 }
 
-// podImages returns the images of d's containers, or the references the runner does not have.
-func (r *Runner) podImages(d *appsv1.Deployment) (map[string]*images.Image, []string) {
+// imageRetry is how often a Deployment whose image is missing is looked at again.
+const imageRetry = 10 * time.Second
+
+// podImages returns the images of d's containers, or those the runner neither has nor can pull.
+func (r *Runner) podImages(ctx context.Context, d *appsv1.Deployment) (map[string]*images.Image, []*images.NotFoundError) {
 	imgs := map[string]*images.Image{}
-	var missing []string
+	var missing []*images.NotFoundError
 	for _, c := range d.Spec.Template.Spec.Containers {
-		img, err := r.images.Get(c.Image)
+		img, err := r.images.Get(ctx, c.Image)
 		if err != nil {
-			if !errors.Is(err, images.ErrNotFound) {
+			var nf *images.NotFoundError
+			if !errors.As(err, &nf) {
 				r.log.Error(err, "Loading image", "image", c.Image)
+				nf = &images.NotFoundError{Ref: c.Image, Cause: err}
 			}
-			missing = append(missing, c.Image)
+			missing = append(missing, nf)
 			continue
 		}
 		imgs[c.Image] = img

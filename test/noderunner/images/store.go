@@ -1,14 +1,17 @@
 // Package images is the local node runner's image store: it finds the images Deployments name in a directory of
-// docker-save archives and extracts each once per digest, so their entrypoints can run from the host.
+// docker-save archives, or pulls them from registry mirrors, and extracts each once per digest, so their entrypoints
+// can run from the host.
 package images
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,13 +21,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-// Image is an image the runner has: its reference as written in the archive, the archive, and once extracted, its
-// root file system and configuration.
+// Image is an image the runner has: its reference, where it came from (an archive or a registry mirror), and once
+// extracted, its root file system and configuration.
 type Image struct {
 	// Ref is the reference as a Deployment names it, e.g. "alm.local/konnect-operator:1.0.0".
 	Ref string
-	// Archive is the docker-save tarball that holds the image.
+	// Archive is the docker-save tarball that holds the image; empty for a pulled image.
 	Archive string
+	// Pulled is the reference on a registry mirror the image was pulled from; empty for an image from an archive.
+	Pulled string
 	// Digest is the image's digest ("sha256:...").
 	Digest string
 	// RootFS is the directory the image's layers were extracted to.
@@ -42,16 +47,32 @@ func archiveChanged(img *Image) bool {
 	return err != nil || !fi.ModTime().Equal(img.archiveModTime)
 }
 
-// Store finds images in the docker-save archives (*.tar) of a directory and extracts each once per digest.
+// Options configures a Store.
+type Options struct {
+	// Dir holds docker-save archives (*.tar, found by RepoTag). Empty: no archives.
+	Dir string
+	// StateDir receives the extracted images, under StateDir/images/<digest>/rootfs.
+	StateDir string
+	// Mirrors maps a registry host as references name it (e.g. "alm.local") to the host[:port] of a plain-HTTP
+	// registry that serves its repositories (e.g. "127.0.0.1:5000"), as a container runtime's registry mirror does.
+	Mirrors map[string]string
+	// Log receives what the store does (extractions, pulls).
+	Log logr.Logger
+}
+
+// Store finds images in the docker-save archives (*.tar) of a directory, or pulls them from a registry mirror, and
+// extracts each once per digest.
 type Store struct {
 	dir      string
 	stateDir string
+	mirrors  map[string]string // registry (normalized) -> mirror host[:port]
 	log      logr.Logger
 
 	mu        sync.Mutex
 	refs      map[string]string // reference -> archive
 	extracted map[string]*Image // reference -> extracted image
 	archives  map[string]archiveTags
+	pulled    map[string]pulledImage // reference -> the image last pulled for it
 }
 
 // archiveTags caches the RepoTags of an archive as of its modification time: a docker-save tarball has its
@@ -61,13 +82,26 @@ type archiveTags struct {
 	tags    []string
 }
 
-// NewStore returns a store of the archives in dir that extracts images under stateDir/images.
-func NewStore(dir, stateDir string, log logr.Logger) *Store {
-	return &Store{dir: dir, stateDir: stateDir, log: log, refs: map[string]string{}, extracted: map[string]*Image{}}
+// NewStore returns a store of the archives in opts.Dir and of opts.Mirrors. A mirror key that is not a registry
+// host is an error.
+func NewStore(opts Options) (*Store, error) {
+	s := &Store{dir: opts.Dir, stateDir: opts.StateDir, log: opts.Log, mirrors: map[string]string{},
+		refs: map[string]string{}, extracted: map[string]*Image{}, pulled: map[string]pulledImage{}}
+	for host, mirror := range opts.Mirrors {
+		reg, err := name.NewRegistry(host)
+		if err != nil {
+			return nil, fmt.Errorf("registry mirror for %q: %w", host, err)
+		}
+		s.mirrors[reg.RegistryStr()] = strings.TrimPrefix(mirror, "http://")
+	}
+	return s, nil
 }
 
 // Scan re-reads the manifest.json of every archive in the directory.
 func (s *Store) Scan() error {
+	if s.dir == "" {
+		return nil
+	}
 	archives, err := filepath.Glob(filepath.Join(s.dir, "*.tar"))
 	if err != nil {
 		return err
@@ -117,16 +151,44 @@ func (s *Store) archiveTags(archive string) (archiveTags, error) {
 func (s *Store) Refs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	refs := make([]string, 0, len(s.refs))
+	refs := make([]string, 0, len(s.refs)+len(s.pulled))
 	for ref := range s.refs {
 		refs = append(refs, ref)
+	}
+	for ref := range s.pulled {
+		if _, ok := s.refs[ref]; !ok {
+			refs = append(refs, ref)
+		}
 	}
 	sort.Strings(refs)
 	return refs
 }
 
-// ErrNotFound says the runner has no archive with the image.
+// ErrNotFound says the store has no archive with the image and could not pull it. Errors that wrap it are
+// *NotFoundError.
 var ErrNotFound = errors.New("image not found")
+
+// NotFoundError says the store has no archive with the image Ref and, when its registry has a mirror, why it could
+// not be pulled from there (Cause).
+type NotFoundError struct {
+	// Ref is the reference as the Deployment names it.
+	Ref string
+	// Cause is why pulling it failed; nil when its registry has no mirror.
+	Cause error
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Cause == nil {
+		return fmt.Sprintf("%v: %s", ErrNotFound, e.Ref)
+	}
+	return fmt.Sprintf("%v: %s: %v", ErrNotFound, e.Ref, e.Cause)
+}
+
+// Is makes errors.Is(err, ErrNotFound) hold.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// Unwrap returns the cause of a failed pull.
+func (e *NotFoundError) Unwrap() error { return e.Cause }
 
 // archiveRef finds the archive and the archive's own spelling of ref: an exact match first, then the same resolved
 // name (so "x" matches "x:latest").
@@ -148,9 +210,24 @@ func (s *Store) archiveRef(ref string) (archive, archiveTag string, ok bool) {
 	return "", "", false
 }
 
-// Get returns the extracted image ref, extracting it on first use. An unknown reference is looked up again after a
-// rescan of the directory (images may be built while the runner runs); it then fails with ErrNotFound.
-func (s *Store) Get(ref string) (*Image, error) {
+// Get returns the extracted image ref, extracting it on first use: from an archive if one has it (as an image
+// loaded into a node is used before any pull), else pulled from its registry's mirror. It fails with a
+// *NotFoundError when neither has it.
+func (s *Store) Get(ctx context.Context, ref string) (*Image, error) {
+	img, err := s.fromArchive(ref)
+	if !errors.Is(err, ErrNotFound) {
+		return img, err
+	}
+	mirror, ok := s.mirrorOf(ref)
+	if !ok {
+		return nil, err
+	}
+	return s.pull(ctx, ref, mirror)
+}
+
+// fromArchive returns the extracted image ref of an archive. An unknown reference is looked up again after a rescan
+// of the directory (images may be built while the runner runs); it then fails with ErrNotFound.
+func (s *Store) fromArchive(ref string) (*Image, error) {
 	s.mu.Lock()
 	img, ok := s.extracted[ref]
 	s.mu.Unlock()
@@ -168,7 +245,7 @@ func (s *Store) Get(ref string) (*Image, error) {
 			return nil, err
 		}
 		if archive, tagStr, found = s.archiveRef(ref); !found {
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, ref)
+			return nil, &NotFoundError{Ref: ref}
 		}
 	}
 	img, err := s.load(ref, archive, tagStr)
@@ -195,6 +272,16 @@ func (s *Store) load(ref, archive, tagStr string) (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading image %s from %s: %w", ref, archive, err)
 	}
+	loaded, err := s.unpack(ref, img)
+	if err != nil {
+		return nil, err
+	}
+	loaded.Archive, loaded.archiveModTime = archive, fi.ModTime()
+	return loaded, nil
+}
+
+// unpack extracts img's file system under the state dir, once per digest, and returns it with img's configuration.
+func (s *Store) unpack(ref string, img v1.Image) (*Image, error) {
 	digest, err := img.Digest()
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", ref, err)
@@ -210,6 +297,5 @@ func (s *Store) load(ref, archive, tagStr string) (*Image, error) {
 		}
 		s.log.Info("Extracted image", "image", ref, "digest", digest.String(), "rootfs", rootfs)
 	}
-	return &Image{Ref: ref, Archive: archive, Digest: digest.String(), RootFS: rootfs, Config: cfg.Config,
-		archiveModTime: fi.ModTime()}, nil
+	return &Image{Ref: ref, Digest: digest.String(), RootFS: rootfs, Config: cfg.Config}, nil
 }
