@@ -12,6 +12,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT  := $(BIN)/golangci-lint
+OPM            := $(BIN)/opm
 CONTROL_PLANE  := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl
 KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.35.1 \
 	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35
@@ -124,7 +125,7 @@ run: tools images ## The local environment and the story: control plane, ALM fro
 ##@ Tools (built from source, only when missing)
 
 .PHONY: tools
-tools: $(CONTROL_PLANE) $(CONTROLLER_GEN) ## Build the pinned cluster (etcd, kube-apiserver, kube-controller-manager), kubectl and generator binaries.
+tools: $(CONTROL_PLANE) $(CONTROLLER_GEN) $(OPM) ## Build the pinned cluster (etcd, kube-apiserver, kube-controller-manager), kubectl, generator and opm binaries.
 
 $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl:
 	cd hack/tools/kubernetes && go build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o $(BIN)/ k8s.io/kubernetes/cmd/$(notdir $@)
@@ -134,6 +135,13 @@ $(BIN)/etcd:
 
 $(CONTROLLER_GEN):
 	cd hack/tools/controller-gen && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+# opm, operator-registry's CLI, as upstream builds it (without sqlite's json1 tag: ALM reads no sqlite catalogs).
+OPM_VERSION = $(shell cd hack/tools/opm && go list -m -f '{{.Version}}' github.com/operator-framework/operator-registry)
+$(OPM):
+	cd hack/tools/opm && go build -tags containers_image_openpgp \
+		-ldflags "-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$(OPM_VERSION)" \
+		-o $@ github.com/operator-framework/operator-registry/cmd/opm
 
 $(GOLANGCI_LINT):
 	cd hack/tools/golangci-lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint

@@ -30,6 +30,8 @@ import (
 
 	"github.com/almproject/alm/test/localkube"
 	"github.com/almproject/alm/test/noderunner"
+
+	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
 
 // testImage is the reference of the test program's image in the archive the tests build.
@@ -38,6 +40,8 @@ const testImage = "alm.local/noderunner-testapp:1.0.0"
 var (
 	cp        *localkube.Cluster
 	imagesDir string
+	// testImg is the image of testImage, for tests that push it to a registry.
+	testImg v1.Image
 )
 
 func TestMain(m *testing.M) {
@@ -47,7 +51,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	imagesDir = dir
-	if err := buildTestImage(dir); err != nil {
+	if testImg, err = buildTestImage(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "building the test image: %v\n", err)
 		os.Exit(1)
 	}
@@ -57,17 +61,17 @@ func TestMain(m *testing.M) {
 }
 
 // buildTestImage compiles testdata/testapp statically and writes it as the image testImage (entrypoint
-// /app/testapp, Cmd --listen=:8081) to dir/testapp.tar, as `make images` would.
-func buildTestImage(dir string) error {
+// /app/testapp, Cmd --listen=:8081) to dir/testapp.tar, as `make images` would, and returns it.
+func buildTestImage(dir string) (v1.Image, error) {
 	bin := filepath.Join(dir, "testapp")
 	build := exec.Command("go", "build", "-o", bin, "./testdata/testapp")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %w: %s", err, out)
+		return nil, fmt.Errorf("go build: %w: %s", err, out)
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -75,39 +79,48 @@ func buildTestImage(dir string) error {
 	_ = tw.WriteHeader(&tar.Header{Name: "app/testapp", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(data))})
 	_, _ = tw.Write(data)
 	if err := tw.Close(); err != nil {
-		return err
+		return nil, err
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
 	if err != nil {
-		return err
+		return nil, err
 	}
 	img, err := mutate.AppendLayers(empty.Image, layer)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	img, err = mutate.Config(img, v1.Config{Entrypoint: []string{"/app/testapp"}, Cmd: []string{"--listen=:8081"},
 		Env: []string{"PATH=/app", "IMAGE_ENV=from-image", "IMAGE_FILE=/app/testapp"}, WorkingDir: "/app"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	tag, err := name.NewTag(testImage)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_ = os.Remove(bin)
-	return tarball.MultiRefWriteToFile(filepath.Join(dir, "testapp.tar"), map[name.Reference]v1.Image{tag: img})
+	return img, tarball.MultiRefWriteToFile(filepath.Join(dir, "testapp.tar"), map[name.Reference]v1.Image{tag: img})
 }
 
-// startRunner creates a namespace and starts a node runner limited to it; the runner stops when the test ends.
+// startRunner creates a namespace and starts a node runner limited to it, with the test image's archive; the runner
+// stops when the test ends.
 func startRunner(t *testing.T) (*noderunner.Runner, string) {
+	t.Helper()
+	return startRunnerWith(t, func(*noderunner.Options) {})
+}
+
+// startRunnerWith is startRunner with options changed by configure.
+func startRunnerWith(t *testing.T, configure func(*noderunner.Options)) (*noderunner.Runner, string) {
 	t.Helper()
 	ns := "nr-" + rand.String(6)
 	cs := clientset(t)
 	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r, err := noderunner.New(noderunner.Options{Config: cp.Config, ImagesDir: imagesDir, StateDir: t.TempDir(),
-		Namespaces: []string{ns}, MaxGracePeriod: 3 * time.Second, Logger: testr.New(t)})
+	opts := noderunner.Options{Config: cp.Config, ImagesDir: imagesDir, StateDir: t.TempDir(),
+		Namespaces: []string{ns}, MaxGracePeriod: 3 * time.Second, Logger: testr.New(t)}
+	configure(&opts)
+	r, err := noderunner.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +218,7 @@ func rolledOut(d *appsv1.Deployment) bool {
 	return d.Status.ObservedGeneration == d.Generation && d.Status.Replicas == want &&
 		d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want &&
 		condition(d, appsv1.DeploymentAvailable).Status == corev1.ConditionTrue &&
-		condition(d, appsv1.DeploymentProgressing).Reason == noderunner.ReasonNewReplicaSetAvailable
+		condition(d, appsv1.DeploymentProgressing).Reason == deploystatus.ReasonNewReplicaSetAvailable
 }
 
 // podsOf returns the runner's pods of a Deployment.

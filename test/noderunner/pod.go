@@ -19,6 +19,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/almproject/alm/test/noderunner/images"
+
+	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
 
 // podDeps is what a pod needs from the runner.
@@ -38,7 +42,7 @@ type pod struct {
 	dir        string
 	ports      map[int32]int32
 	spec       corev1.PodSpec
-	images     map[string]*Image
+	images     map[string]*images.Image
 	log        logr.Logger
 	notify     func()
 
@@ -47,14 +51,14 @@ type pod struct {
 
 	mu          sync.Mutex
 	containers  []*container
-	startErr    *problem
+	startErr    *deploystatus.Problem
 	terminating bool
 	kubeconfig  string
 }
 
 // newPod names a pod of d like the deployment controller would (<deployment>-<template hash>-<5 random chars>) and
 // maps each declared containerPort to a free loopback port.
-func newPod(d *appsv1.Deployment, hash string, images map[string]*Image, deps podDeps, log logr.Logger, notify func()) (*pod, error) {
+func newPod(d *appsv1.Deployment, hash string, imgs map[string]*images.Image, deps podDeps, log logr.Logger, notify func()) (*pod, error) {
 	name := d.Name + "-" + hash + "-" + rand.String(5)
 	sa := d.Spec.Template.Spec.ServiceAccountName
 	if sa == "" {
@@ -68,7 +72,7 @@ func newPod(d *appsv1.Deployment, hash string, images map[string]*Image, deps po
 		dir:        filepath.Join(deps.stateDir, "pods", d.Namespace, name),
 		ports:      map[int32]int32{},
 		spec:       *d.Spec.Template.Spec.DeepCopy(),
-		images:     images,
+		images:     imgs,
 		log:        log.WithValues("pod", d.Namespace+"/"+name),
 		notify:     notify,
 		done:       make(chan struct{}),
@@ -159,7 +163,7 @@ func (p *pod) setStartErr(err error) {
 	}
 	p.log.Error(err, "Preparing the pod")
 	p.mu.Lock()
-	p.startErr = &problem{Reason: ReasonCreateContainerError, Message: fmt.Sprintf("pod %s: %v", p.info.Name, err)}
+	p.startErr = &deploystatus.Problem{Reason: deploystatus.ReasonCreateContainerError, Message: fmt.Sprintf("pod %s: %v", p.info.Name, err)}
 	p.mu.Unlock()
 	p.notify()
 }
@@ -222,7 +226,7 @@ func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookup
 	if dir == "" {
 		dir = img.Config.WorkingDir
 	}
-	hostDir, err := hostPath(img.RootFS, path.Clean("/"+dir))
+	hostDir, err := images.HostPath(img.RootFS, path.Clean("/"+dir))
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +239,7 @@ func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookup
 
 // executable finds the entrypoint on the host: an absolute path inside the image, or a name looked up in the
 // image's PATH.
-func (p *pod) executable(img *Image, name string, env *envList) (string, error) {
+func (p *pod) executable(img *images.Image, name string, env *envList) (string, error) {
 	candidates := []string{name}
 	if !strings.HasPrefix(name, "/") {
 		candidates = nil
@@ -245,7 +249,7 @@ func (p *pod) executable(img *Image, name string, env *envList) (string, error) 
 		}
 	}
 	for _, c := range candidates {
-		hp, err := hostPath(img.RootFS, c)
+		hp, err := images.HostPath(img.RootFS, c)
 		if err != nil {
 			continue
 		}
@@ -285,7 +289,7 @@ func imagePath(rootfs, value string) string {
 	if !strings.HasPrefix(value, "/") || value == "/" || strings.ContainsAny(value, ": \t\n") {
 		return value
 	}
-	hp, err := hostPath(rootfs, value)
+	hp, err := images.HostPath(rootfs, value)
 	if err != nil {
 		return value
 	}

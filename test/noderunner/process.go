@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
 
 const (
@@ -291,7 +293,7 @@ func (c *container) info() ContainerInfo {
 }
 
 // problem describes why the container is not serving, nil when nothing is wrong.
-func (c *container) problem() *problem {
+func (c *container) problem() *deploystatus.Problem {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.crashing || c.lastExit == nil {
@@ -308,5 +310,5 @@ func (c *container) problem() *problem {
 	if len(e.logTail) > 0 {
 		msg += "; last log lines:\n" + strings.Join(e.logTail, "\n")
 	}
-	return &problem{Reason: ReasonCrashLoopBackOff, Message: msg}
+	return &deploystatus.Problem{Reason: deploystatus.ReasonCrashLoopBackOff, Message: msg}
 }

@@ -17,6 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/rand"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/almproject/alm/test/noderunner/images"
+
+	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
 
 // Reconcile brings the local pods of one Deployment to its spec and writes its status.
@@ -34,16 +38,19 @@ func (r *Runner) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 		return ctrl.Result{}, nil
 	}
 	hash := templateHash(d)
-	images, missing := r.podImages(d)
-	var imgProblem *problem
+	imgs, missing := r.podImages(ctx, d)
+	var imgProblem *deploystatus.Problem
 	if len(missing) > 0 {
 		imgProblem = imageProblem(missing, r.images.Refs())
-		log.Info("Deployment names an image the runner does not have", "missing", missing)
-	} else if err := r.scale(d, hash, images); err != nil {
+		log.Info("Deployment names an image the runner does not have", "problem", imgProblem.Message)
+	} else if err := r.scale(d, hash, imgs); err != nil {
 		return ctrl.Result{}, err
 	}
 	states := r.podStates(req.NamespacedName)
-	status, recheck := deploymentStatus(d, hash, states, imgProblem, time.Now())
+	status, recheck := deploystatus.Compute(d, hash, states, imgProblem, time.Now())
+	if imgProblem != nil && (recheck == 0 || recheck > imageRetry) {
+		recheck = imageRetry // the image may be built or pushed later: look again, as a kubelet retries a pull
+	}
 	if err := r.writeStatus(ctx, d, status); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -74,27 +81,32 @@ func templateHash(d *appsv1.Deployment) string {
 	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
 }
 
-// podImages returns the images of d's containers, or the references the runner does not have.
-func (r *Runner) podImages(d *appsv1.Deployment) (map[string]*Image, []string) {
-	images := map[string]*Image{}
-	var missing []string
+// imageRetry is how often a Deployment whose image is missing is looked at again.
+const imageRetry = 10 * time.Second
+
+// podImages returns the images of d's containers, or those the runner neither has nor can pull.
+func (r *Runner) podImages(ctx context.Context, d *appsv1.Deployment) (map[string]*images.Image, []*images.NotFoundError) {
+	imgs := map[string]*images.Image{}
+	var missing []*images.NotFoundError
 	for _, c := range d.Spec.Template.Spec.Containers {
-		img, err := r.images.Get(c.Image)
+		img, err := r.images.Get(ctx, c.Image)
 		if err != nil {
-			if !errors.Is(err, errImageNotFound) {
+			var nf *images.NotFoundError
+			if !errors.As(err, &nf) {
 				r.log.Error(err, "Loading image", "image", c.Image)
+				nf = &images.NotFoundError{Ref: c.Image, Cause: err}
 			}
-			missing = append(missing, c.Image)
+			missing = append(missing, nf)
 			continue
 		}
-		images[c.Image] = img
+		imgs[c.Image] = img
 	}
-	return images, missing
+	return imgs, missing
 }
 
 // scale starts and stops pods of d: the new template gets spec.replicas pods; old pods stop once the new ones are
 // all ready (RollingUpdate) or before new ones start (Recreate), or at once when scaled to 0.
-func (r *Runner) scale(d *appsv1.Deployment, hash string, images map[string]*Image) error {
+func (r *Runner) scale(d *appsv1.Deployment, hash string, imgs map[string]*images.Image) error {
 	key := client.ObjectKeyFromObject(d)
 	desired := int(ptrOr(d.Spec.Replicas, 1))
 	r.mu.Lock()
@@ -107,7 +119,7 @@ func (r *Runner) scale(d *appsv1.Deployment, hash string, images map[string]*Ima
 	for _, p := range r.deployments[key] {
 		st := p.state()
 		switch {
-		case st.terminating:
+		case st.Terminating:
 		case p.hash == hash:
 			current = append(current, p)
 		default:
@@ -122,7 +134,7 @@ func (r *Runner) scale(d *appsv1.Deployment, hash string, images map[string]*Ima
 		return nil // old pods are still stopping
 	}
 	for len(current) < desired {
-		p, err := newPod(d, hash, images, r.deps, r.log, r.notifier(key))
+		p, err := newPod(d, hash, imgs, r.deps, r.log, r.notifier(key))
 		if err != nil {
 			return err
 		}
@@ -132,7 +144,7 @@ func (r *Runner) scale(d *appsv1.Deployment, hash string, images map[string]*Ima
 	}
 	if len(current) > desired {
 		// Not-ready pods go first, then the newest.
-		sort.SliceStable(current, func(i, j int) bool { return current[i].state().ready && !current[j].state().ready })
+		sort.SliceStable(current, func(i, j int) bool { return current[i].state().Ready && !current[j].state().Ready })
 		stopAll(current[desired:])
 	}
 	return nil
@@ -141,7 +153,7 @@ func (r *Runner) scale(d *appsv1.Deployment, hash string, images map[string]*Ima
 func readyCount(pods []*pod) int {
 	n := 0
 	for _, p := range pods {
-		if p.state().ready {
+		if p.state().Ready {
 			n++
 		}
 	}
@@ -179,12 +191,12 @@ func (r *Runner) removeDeployment(key types.NamespacedName) {
 	r.prune(key)
 }
 
-func (r *Runner) podStates(key types.NamespacedName) []podState {
+func (r *Runner) podStates(key types.NamespacedName) []deploystatus.Pod {
 	r.mu.Lock()
 	r.prune(key)
 	pods := append([]*pod(nil), r.deployments[key]...)
 	r.mu.Unlock()
-	states := make([]podState, 0, len(pods))
+	states := make([]deploystatus.Pod, 0, len(pods))
 	for _, p := range pods {
 		states = append(states, p.state())
 	}

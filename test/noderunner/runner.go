@@ -2,7 +2,7 @@
 // deployment controller for Deployments whose images it has, running each replica's containers as host processes.
 //
 // For each Deployment (in all namespaces, or Options.Namespaces) whose container images are in Options.ImagesDir
-// (docker-save archives, as `make images` writes them), the runner
+// (docker-save archives, as `make images` writes them) or can be pulled from Options.RegistryMirrors, the runner
 //   - extracts each image once per digest under <state>/images/ and runs its entrypoint from there, with Kubernetes'
 //     command/args/$(VAR) rules, the image's and container's env, envFrom, and downward-API fieldRefs
 //     (metadata.namespace, metadata.name, status.podIP = 127.0.0.1, spec.nodeName, ...);
@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,14 +43,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/almproject/alm/test/noderunner/images"
+
+	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
 
 // Options configures a Runner.
 type Options struct {
 	// Config is an admin client configuration of the API server; pods get the same server and CA.
 	Config *rest.Config
-	// ImagesDir holds the image archives (*.tar, docker-save format with RepoTags).
+	// ImagesDir holds the image archives (*.tar, docker-save format with RepoTags). Optional when RegistryMirrors
+	// is set.
 	ImagesDir string
+	// RegistryMirrors maps a registry host as Deployments name it (e.g. "alm.local") to a plain-HTTP registry that
+	// serves its repositories (host[:port], e.g. "127.0.0.1:5000"), like a container runtime's registry mirror: an
+	// image no archive has is pulled from there, "alm.local/konnect-operator:1.0.0" as
+	// "127.0.0.1:5000/konnect-operator:1.0.0".
+	RegistryMirrors map[string]string
 	// StateDir receives extracted images and each pod's directory (logs, token, kubeconfig).
 	StateDir string
 	// Namespaces limits the runner to these namespaces; empty means all.
@@ -64,7 +75,7 @@ type Options struct {
 type Runner struct {
 	opts   Options
 	log    logr.Logger
-	images *imageStore
+	images *images.Store
 	deps   podDeps
 	mgr    ctrl.Manager
 	events chan event.GenericEvent
@@ -79,8 +90,8 @@ type Runner struct {
 
 // New checks the options and builds a Runner; nothing runs until Start.
 func New(opts Options) (*Runner, error) {
-	if opts.Config == nil || opts.ImagesDir == "" || opts.StateDir == "" {
-		return nil, errors.New("noderunner: Config, ImagesDir and StateDir are required")
+	if opts.Config == nil || opts.StateDir == "" || (opts.ImagesDir == "" && len(opts.RegistryMirrors) == 0) {
+		return nil, errors.New("noderunner: Config, StateDir, and ImagesDir or RegistryMirrors are required")
 	}
 	if opts.MaxGracePeriod <= 0 {
 		opts.MaxGracePeriod = 5 * time.Second
@@ -90,6 +101,9 @@ func New(opts Options) (*Runner, error) {
 	}
 	// Absolute: a process runs in its image's working directory, so a relative executable path would not resolve.
 	for _, dir := range []*string{&opts.StateDir, &opts.ImagesDir} {
+		if *dir == "" {
+			continue
+		}
 		abs, err := filepath.Abs(*dir)
 		if err != nil {
 			return nil, err
@@ -103,8 +117,13 @@ func New(opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	store, err := images.NewStore(images.Options{Dir: opts.ImagesDir, StateDir: opts.StateDir,
+		Mirrors: opts.RegistryMirrors, Log: opts.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("noderunner: %w", err)
+	}
 	r := &Runner{
-		opts: opts, log: opts.Logger, images: newImageStore(opts.ImagesDir, opts.StateDir, opts.Logger),
+		opts: opts, log: opts.Logger, images: store,
 		events: make(chan event.GenericEvent, 1024), deployments: map[types.NamespacedName][]*pod{},
 		quit: make(chan struct{}),
 	}
@@ -145,10 +164,11 @@ func (r *Runner) setupManager() error {
 
 // Start scans the images and starts watching Deployments; it returns once the watch is synced.
 func (r *Runner) Start(ctx context.Context) error {
-	if err := r.images.scan(); err != nil {
+	if err := r.images.Scan(); err != nil {
 		return err
 	}
-	r.log.Info("Node runner starting", "images", r.images.Refs(), "imagesDir", r.opts.ImagesDir, "stateDir", r.opts.StateDir)
+	r.log.Info("Node runner starting", "images", r.images.Refs(), "imagesDir", r.opts.ImagesDir,
+		"registryMirrors", r.opts.RegistryMirrors, "stateDir", r.opts.StateDir)
 	mctx, cancel := context.WithCancel(context.Background())
 	r.mu.Lock()
 	r.cancel, r.mgrDone = cancel, make(chan error, 1)
@@ -207,7 +227,7 @@ func (r *Runner) Stop() error {
 
 // Images lists the image references the runner has.
 func (r *Runner) Images() []string {
-	_ = r.images.scan()
+	_ = r.images.Scan()
 	return r.images.Refs()
 }
 
@@ -276,25 +296,25 @@ func (p *pod) snapshot() PodInfo {
 }
 
 // state is what the Deployment's status needs to know of the pod.
-func (p *pod) state() podState {
+func (p *pod) state() deploystatus.Pod {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := podState{hash: p.hash, terminating: p.terminating, problem: p.startErr}
+	st := deploystatus.Pod{Hash: p.hash, Terminating: p.terminating, Problem: p.startErr}
 	select {
 	case <-p.done:
-		st.terminating = true
+		st.Terminating = true
 	default:
 	}
-	st.ready = len(p.containers) > 0 && p.startErr == nil
+	st.Ready = len(p.containers) > 0 && p.startErr == nil
 	for _, c := range p.containers {
 		ci := c.info()
 		c.mu.Lock()
 		since := c.readySince
 		c.mu.Unlock()
-		st.ready = st.ready && ci.Ready
-		st.readySince = maxTime(st.readySince, since)
-		if st.problem == nil {
-			st.problem = c.problem()
+		st.Ready = st.Ready && ci.Ready
+		st.ReadySince = maxTime(st.ReadySince, since)
+		if st.Problem == nil {
+			st.Problem = c.problem()
 		}
 	}
 	return st
@@ -307,8 +327,20 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// imageProblem says which images of d are missing, listing those the runner has.
-func imageProblem(missing []string, have []string) *problem {
-	return &problem{Reason: ReasonImageNotFound, Message: fmt.Sprintf(
-		"image %v not found in the local node runner's images; it has %v", missing, have)}
+// imageProblem says which images of d are missing, listing those the runner has, and why each that could not be
+// pulled from a registry mirror could not.
+func imageProblem(missing []*images.NotFoundError, have []string) *deploystatus.Problem {
+	refs := make([]string, 0, len(missing))
+	var causes []string
+	for _, nf := range missing {
+		refs = append(refs, nf.Ref)
+		if nf.Cause != nil {
+			causes = append(causes, fmt.Sprintf("%s: %v", nf.Ref, nf.Cause))
+		}
+	}
+	msg := fmt.Sprintf("image %v not found in the local node runner's images; it has %v", refs, have)
+	if len(causes) > 0 {
+		msg += "; " + strings.Join(causes, "; ")
+	}
+	return &deploystatus.Problem{Reason: deploystatus.ReasonImageNotFound, Message: msg}
 }

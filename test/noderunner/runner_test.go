@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
-	"github.com/almproject/alm/test/noderunner"
+	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
 
 func TestDeploymentRunsWithItsServiceAccountIdentity(t *testing.T) {
@@ -52,8 +52,8 @@ func TestDeploymentRunsWithItsServiceAccountIdentity(t *testing.T) {
 	got := waitDeployment(t, ns, "web", time.Minute, "Available=True with 1 ready replica", func(d *appsv1.Deployment) bool {
 		return rolledOut(d) && d.Status.ReadyReplicas == 1
 	})
-	if c := condition(got, appsv1.DeploymentAvailable); c.Reason != noderunner.ReasonMinimumReplicasAvailable {
-		t.Errorf("Available reason = %q, want %q", c.Reason, noderunner.ReasonMinimumReplicasAvailable)
+	if c := condition(got, appsv1.DeploymentAvailable); c.Reason != deploystatus.ReasonMinimumReplicasAvailable {
+		t.Errorf("Available reason = %q, want %q", c.Reason, deploystatus.ReasonMinimumReplicasAvailable)
 	}
 	pods := podsOf(r, "web")
 	if len(pods) != 1 || len(pods[0].Containers) != 1 {
@@ -134,9 +134,9 @@ func TestCrashingProcessIsCrashLoopBackOff(t *testing.T) {
 	create(t, d)
 	got := waitDeployment(t, ns, "crasher", time.Minute, "Available=False CrashLoopBackOff after restarts, progress deadline exceeded", func(d *appsv1.Deployment) bool {
 		c := condition(d, appsv1.DeploymentAvailable)
-		return c.Status == corev1.ConditionFalse && c.Reason == noderunner.ReasonCrashLoopBackOff &&
+		return c.Status == corev1.ConditionFalse && c.Reason == deploystatus.ReasonCrashLoopBackOff &&
 			restartsAtLeast(c.Message, 2) &&
-			condition(d, appsv1.DeploymentProgressing).Reason == noderunner.ReasonProgressDeadlineExceeded
+			condition(d, appsv1.DeploymentProgressing).Reason == deploystatus.ReasonProgressDeadlineExceeded
 	})
 	if msg := condition(got, appsv1.DeploymentProgressing).Message; !strings.Contains(msg, "exit code 3") {
 		t.Errorf("Progressing message %q does not say why", msg)
@@ -219,7 +219,7 @@ func TestUnknownImageIsImageNotFound(t *testing.T) {
 	create(t, d)
 	got := waitDeployment(t, ns, "missing", time.Minute, "Available=False ImageNotFound", func(d *appsv1.Deployment) bool {
 		c := condition(d, appsv1.DeploymentAvailable)
-		return c.Status == corev1.ConditionFalse && c.Reason == noderunner.ReasonImageNotFound
+		return c.Status == corev1.ConditionFalse && c.Reason == deploystatus.ReasonImageNotFound
 	})
 	msg := condition(got, appsv1.DeploymentAvailable).Message
 	if !strings.Contains(msg, "alm.local/does-not-exist:9.9.9") || !strings.Contains(msg, testImage) {
@@ -270,7 +270,7 @@ func TestMissingServiceAccountIsCreateContainerErrorUntilCreated(t *testing.T) {
 		LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "token"}}}}
 	create(t, d)
 	got := waitDeployment(t, ns, "ghostly", time.Minute, "Available=False CreateContainerError", func(d *appsv1.Deployment) bool {
-		return condition(d, appsv1.DeploymentAvailable).Reason == noderunner.ReasonCreateContainerError
+		return condition(d, appsv1.DeploymentAvailable).Reason == deploystatus.ReasonCreateContainerError
 	})
 	if msg := condition(got, appsv1.DeploymentAvailable).Message; !strings.Contains(msg, "ghost") {
 		t.Errorf("message %q must name the ServiceAccount", msg)
@@ -294,7 +294,7 @@ func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
 	create(t, d)
 	got := waitDeployment(t, ns, "sick", time.Minute, "Available=False CrashLoopBackOff after liveness restarts", func(d *appsv1.Deployment) bool {
 		c := condition(d, appsv1.DeploymentAvailable)
-		return c.Reason == noderunner.ReasonCrashLoopBackOff && restartsAtLeast(c.Message, 2)
+		return c.Reason == deploystatus.ReasonCrashLoopBackOff && restartsAtLeast(c.Message, 2)
 	})
 	if msg := condition(got, appsv1.DeploymentAvailable).Message; !strings.Contains(msg, "liveness probe failed") {
 		t.Errorf("message %q must say the liveness probe failed", msg)

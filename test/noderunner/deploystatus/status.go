@@ -1,4 +1,7 @@
-package noderunner
+// Package deploystatus computes the status the deployment controller would write for a Deployment from the local
+// node runner's pods: replica counts and the Available and Progressing conditions, with the kubelet's reasons
+// (CrashLoopBackOff, ImageNotFound, CreateContainerError) when pods fail. It is pure: no API server, no clock.
+package deploystatus
 
 import (
 	"fmt"
@@ -9,9 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
-// Condition reasons the runner writes on a Deployment. The first five are the deployment controller's.
+// Condition reasons the node runner writes on a Deployment. The first five are the deployment controller's.
 const (
 	// ReasonMinimumReplicasAvailable: Available=True, enough replicas are ready.
 	ReasonMinimumReplicasAvailable = "MinimumReplicasAvailable"
@@ -31,27 +35,32 @@ const (
 	ReasonCreateContainerError = "CreateContainerError"
 )
 
-// problem is why replicas of a Deployment do not become ready.
-type problem struct {
+// Problem is why replicas of a Deployment do not become ready.
+type Problem struct {
 	Reason  string
 	Message string
 }
 
-// podState is what the status of a Deployment needs to know of one of its pods.
-type podState struct {
-	hash        string
-	terminating bool
-	ready       bool
-	readySince  time.Time
-	problem     *problem
+// Pod is what the status of a Deployment needs to know of one of its pods.
+type Pod struct {
+	// Hash is the template hash the pod runs.
+	Hash string
+	// Terminating says its processes are being stopped (or have stopped).
+	Terminating bool
+	// Ready says all its containers are ready.
+	Ready bool
+	// ReadySince is when it last became ready.
+	ReadySince time.Time
+	// Problem is why it is not ready, if something failed.
+	Problem *Problem
 }
 
-// deploymentStatus computes the status the deployment controller would write for d, whose current template hash
+// Compute computes the status the deployment controller would write for d, whose current template hash
 // is hash, from its local pods. A pod whose processes are still stopping counts in replicas (so "replicas ==
 // updatedReplicas" means the old processes are gone), never as ready. imageProblem is set when the new template's
 // image is missing. It also returns when the status should be computed again (minReadySeconds), 0 for never.
-func deploymentStatus(d *appsv1.Deployment, hash string, pods []podState, imageProblem *problem, now time.Time) (appsv1.DeploymentStatus, time.Duration) {
-	desired := ptrOr(d.Spec.Replicas, 1)
+func Compute(d *appsv1.Deployment, hash string, pods []Pod, imageProblem *Problem, now time.Time) (appsv1.DeploymentStatus, time.Duration) {
+	desired := ptr.Deref(d.Spec.Replicas, 1)
 	st := d.Status.DeepCopy()
 	st.ObservedGeneration = d.Generation
 	st.Replicas, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas = 0, 0, 0, 0
@@ -60,20 +69,20 @@ func deploymentStatus(d *appsv1.Deployment, hash string, pods []podState, imageP
 	prob := imageProblem
 	for _, p := range pods {
 		st.Replicas++
-		if p.terminating {
+		if p.Terminating {
 			continue
 		}
-		if p.hash == hash {
+		if p.Hash == hash {
 			st.UpdatedReplicas++
 			if prob == nil {
-				prob = p.problem
+				prob = p.Problem
 			}
 		}
-		if !p.ready {
+		if !p.Ready {
 			continue
 		}
 		st.ReadyReplicas++
-		if wait := p.readySince.Add(minReady).Sub(now); wait > 0 {
+		if wait := p.ReadySince.Add(minReady).Sub(now); wait > 0 {
 			recheck = max(recheck, wait)
 		} else {
 			st.AvailableReplicas++
@@ -89,7 +98,7 @@ func deploymentStatus(d *appsv1.Deployment, hash string, pods []podState, imageP
 
 // setConditions sets Available and Progressing and returns when to look again for the progress deadline. When too
 // few replicas are available, a problem (a crash loop, a missing image) is Available's reason and message.
-func setConditions(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash string, available bool, prob *problem, now time.Time) time.Duration {
+func setConditions(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash string, available bool, prob *Problem, now time.Time) time.Duration {
 	switch {
 	case available:
 		setCondition(st, appsv1.DeploymentAvailable, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, "Deployment has minimum availability.", now)
@@ -105,9 +114,9 @@ func setConditions(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash strin
 // ReplicaSetUpdated, with lastUpdateTime moved on, whenever the rollout makes progress (a new template, more updated,
 // ready or available replicas, fewer old ones); ProgressDeadlineExceeded (False) when it made none for
 // progressDeadlineSeconds. A problem of the new pods is appended to the message.
-func setProgressing(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash string, prob *problem, now time.Time) time.Duration {
+func setProgressing(st *appsv1.DeploymentStatus, d *appsv1.Deployment, hash string, prob *Problem, now time.Time) time.Duration {
 	rs := fmt.Sprintf("ReplicaSet %q", d.Name+"-"+hash)
-	desired := ptrOr(d.Spec.Replicas, 1)
+	desired := ptr.Deref(d.Spec.Replicas, 1)
 	if st.UpdatedReplicas == desired && st.Replicas == desired && st.AvailableReplicas == desired {
 		setCondition(st, appsv1.DeploymentProgressing, corev1.ConditionTrue, ReasonNewReplicaSetAvailable, rs+" has successfully progressed.", now)
 		return 0
@@ -151,7 +160,7 @@ func deadline(d *appsv1.Deployment) time.Duration {
 	if d.Spec.Paused {
 		return 0
 	}
-	return time.Duration(ptrOr(d.Spec.ProgressDeadlineSeconds, 600)) * time.Second
+	return time.Duration(ptr.Deref(d.Spec.ProgressDeadlineSeconds, 600)) * time.Second
 }
 
 func findCondition(conds []appsv1.DeploymentCondition, t appsv1.DeploymentConditionType) *appsv1.DeploymentCondition {
@@ -194,8 +203,8 @@ func maxUnavailable(d *appsv1.Deployment, desired int32) int32 {
 	mu := intstr.FromString("25%")
 	surge := intstr.FromString("25%")
 	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
-		mu = ptrOr(ru.MaxUnavailable, mu)
-		surge = ptrOr(ru.MaxSurge, surge)
+		mu = ptr.Deref(ru.MaxUnavailable, mu)
+		surge = ptr.Deref(ru.MaxSurge, surge)
 	}
 	u, err := intstr.GetScaledValueFromIntOrPercent(&mu, int(desired), false)
 	if err != nil {

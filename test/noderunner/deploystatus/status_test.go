@@ -1,4 +1,4 @@
-package noderunner
+package deploystatus
 
 import (
 	"testing"
@@ -12,30 +12,30 @@ import (
 
 func TestDeploymentStatus(t *testing.T) {
 	now := time.Now()
-	ready := podState{hash: "new", ready: true, readySince: now.Add(-time.Minute)}
-	crash := &problem{Reason: ReasonCrashLoopBackOff, Message: "exit code 3"}
+	ready := Pod{Hash: "new", Ready: true, ReadySince: now.Add(-time.Minute)}
+	crash := &Problem{Reason: ReasonCrashLoopBackOff, Message: "exit code 3"}
 	for _, tc := range []struct {
 		name                   string
 		replicas               int32
-		pods                   []podState
-		image                  *problem
+		pods                   []Pod
+		image                  *Problem
 		wantAvailable          corev1.ConditionStatus
 		wantAvailableReason    string
 		wantProgressingReason  string
 		wantReplicas, wantUpd  int32
 		wantReady, wantUnavail int32
 	}{
-		{"all ready", 1, []podState{ready}, nil, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, ReasonNewReplicaSetAvailable, 1, 1, 1, 0},
-		{"starting", 1, []podState{{hash: "new"}}, nil, corev1.ConditionFalse, ReasonMinimumReplicasUnavailable, ReasonReplicaSetUpdated, 1, 1, 0, 1},
-		{"crashing", 1, []podState{{hash: "new", problem: crash}}, nil, corev1.ConditionFalse, ReasonCrashLoopBackOff, ReasonReplicaSetUpdated, 1, 1, 0, 1},
-		{"old stopping", 1, []podState{ready, {hash: "old", terminating: true}}, nil, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, ReasonReplicaSetUpdated, 2, 1, 1, 0},
-		{"old serving, new image missing", 1, []podState{{hash: "old", ready: true}}, &problem{Reason: ReasonImageNotFound}, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, ReasonReplicaSetUpdated, 1, 0, 1, 0},
-		{"image missing", 1, nil, &problem{Reason: ReasonImageNotFound}, corev1.ConditionFalse, ReasonImageNotFound, ReasonReplicaSetUpdated, 0, 0, 0, 1},
+		{"all ready", 1, []Pod{ready}, nil, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, ReasonNewReplicaSetAvailable, 1, 1, 1, 0},
+		{"starting", 1, []Pod{{Hash: "new"}}, nil, corev1.ConditionFalse, ReasonMinimumReplicasUnavailable, ReasonReplicaSetUpdated, 1, 1, 0, 1},
+		{"crashing", 1, []Pod{{Hash: "new", Problem: crash}}, nil, corev1.ConditionFalse, ReasonCrashLoopBackOff, ReasonReplicaSetUpdated, 1, 1, 0, 1},
+		{"old stopping", 1, []Pod{ready, {Hash: "old", Terminating: true}}, nil, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, ReasonReplicaSetUpdated, 2, 1, 1, 0},
+		{"old serving, new image missing", 1, []Pod{{Hash: "old", Ready: true}}, &Problem{Reason: ReasonImageNotFound}, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, ReasonReplicaSetUpdated, 1, 0, 1, 0},
+		{"image missing", 1, nil, &Problem{Reason: ReasonImageNotFound}, corev1.ConditionFalse, ReasonImageNotFound, ReasonReplicaSetUpdated, 0, 0, 0, 1},
 		{"scaled to zero", 0, nil, nil, corev1.ConditionTrue, ReasonMinimumReplicasAvailable, ReasonNewReplicaSetAvailable, 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Generation: 3}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(tc.replicas)}}
-			st, _ := deploymentStatus(d, "new", tc.pods, tc.image, now)
+			st, _ := Compute(d, "new", tc.pods, tc.image, now)
 			if st.ObservedGeneration != 3 || st.Replicas != tc.wantReplicas || st.UpdatedReplicas != tc.wantUpd ||
 				st.ReadyReplicas != tc.wantReady || st.UnavailableReplicas != tc.wantUnavail {
 				t.Errorf("counts = %+v", st)
@@ -70,27 +70,27 @@ func TestSetConditionKeepsTimesWhenUnchanged(t *testing.T) {
 
 func TestProgressDeadline(t *testing.T) {
 	now := time.Now()
-	crashing := []podState{{hash: "new", problem: &problem{Reason: ReasonCrashLoopBackOff, Message: "exit code 3"}}}
+	crashing := []Pod{{Hash: "new", Problem: &Problem{Reason: ReasonCrashLoopBackOff, Message: "exit code 3"}}}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d"}, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To[int32](1), ProgressDeadlineSeconds: ptr.To[int32](10)}}
-	first, recheck := deploymentStatus(d, "new", crashing, nil, now)
+	first, recheck := Compute(d, "new", crashing, nil, now)
 	if recheck != 10*time.Second {
 		t.Errorf("recheck = %s, want the deadline", recheck)
 	}
 	d.Status = first
-	second, recheck := deploymentStatus(d, "new", crashing, nil, now.Add(5*time.Second))
+	second, recheck := Compute(d, "new", crashing, nil, now.Add(5*time.Second))
 	if c := findCondition(second.Conditions, appsv1.DeploymentProgressing); c.Reason != ReasonReplicaSetUpdated || recheck != 5*time.Second {
 		t.Errorf("before the deadline: %+v, recheck %s", c, recheck)
 	}
 	d.Status = second
-	third, _ := deploymentStatus(d, "new", crashing, nil, now.Add(11*time.Second))
+	third, _ := Compute(d, "new", crashing, nil, now.Add(11*time.Second))
 	c := findCondition(third.Conditions, appsv1.DeploymentProgressing)
 	if c.Status != corev1.ConditionFalse || c.Reason != ReasonProgressDeadlineExceeded || c.Message != `ReplicaSet "d-new" has timed out progressing: exit code 3` {
 		t.Errorf("after the deadline: %+v", c)
 	}
 	d.Status = third
-	ready := []podState{{hash: "new", ready: true, readySince: now}}
-	fourth, _ := deploymentStatus(d, "new", ready, nil, now.Add(12*time.Second))
+	ready := []Pod{{Hash: "new", Ready: true, ReadySince: now}}
+	fourth, _ := Compute(d, "new", ready, nil, now.Add(12*time.Second))
 	if c := findCondition(fourth.Conditions, appsv1.DeploymentProgressing); c.Reason != ReasonNewReplicaSetAvailable {
 		t.Errorf("once available: %+v", c)
 	}
