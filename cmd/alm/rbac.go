@@ -20,7 +20,7 @@ package main
 // deletes a CRD, so it has no delete.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch
 //
-// What a bundle installs (catalog.InstallableKinds, plus the install strategy's Deployments): the installer
+// What a bundle installs (policy.InstallableKinds, plus the install strategy's Deployments): the installer
 // creates, reads and updates them, install/upgrade/gc find what a version owns by label (list), upgrade hands them
 // over (update) or removes them (delete), gc deletes a removed version's cluster-scoped objects, and the loops watch
 // Deployments' rollout. VerticalPodAutoscaler, ServiceMonitor and PrometheusRule are optional: their CRDs may be

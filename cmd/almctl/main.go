@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/fbc"
+	"github.com/almproject/alm/catalog/index"
 )
 
 // exitError carries an exit code; its message (if any) is printed to stderr.
@@ -73,18 +75,18 @@ func newValidateCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			failed := false
 			for _, dir := range args {
-				var problems []catalog.Problem
+				var problems []bundle.Problem
 				if isBundleDir(dir) {
-					_, problems = catalog.LoadBundle(dir)
+					_, problems = bundle.Load(dir)
 				} else {
-					contents, err := catalog.LoadDir(dir)
+					contents, err := fbc.LoadDir(dir)
 					if err != nil {
 						return &exitError{code: 1, msg: err.Error()}
 					}
-					problems = catalog.NewIndex(catalog.Catalog{Name: dir, Contents: contents}).Problems()
+					problems = index.New(index.Catalog{Name: dir, Contents: contents}).Problems()
 				}
 				printProblems(cmd.OutOrStdout(), problems)
-				failed = failed || catalog.HasErrors(problems)
+				failed = failed || bundle.HasErrors(problems)
 			}
 			if failed {
 				return &exitError{code: 1}
@@ -103,25 +105,25 @@ func isBundleDir(dir string) bool {
 }
 
 // loadIndex loads a catalog directory.
-func loadIndex(dir string, opts ...catalog.LoadOptions) (*catalog.Index, error) {
-	var o catalog.LoadOptions
+func loadIndex(dir string, opts ...fbc.LoadOptions) (*index.Index, error) {
+	var o fbc.LoadOptions
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	contents, err := catalog.LoadDirWith(dir, o)
+	contents, err := fbc.LoadDirWith(dir, o)
 	if err != nil {
 		return nil, &exitError{code: 1, msg: err.Error()}
 	}
-	return catalog.NewIndex(catalog.Catalog{Name: dir, Contents: contents}), nil
+	return index.New(index.Catalog{Name: dir, Contents: contents}), nil
 }
 
 // quietRules are warnings nearly every real bundle has; they are summed up in one line unless --verbose.
 var quietRules = map[string]string{
-	catalog.RuleMinKubeVersion: "do not set spec.minKubeVersion",
+	bundle.RuleMinKubeVersion: "do not set spec.minKubeVersion",
 }
 
 // printProblems prints one line per problem; warnings of quietRules get one summary line each unless --verbose.
-func printProblems(w io.Writer, problems []catalog.Problem) {
+func printProblems(w io.Writer, problems []bundle.Problem) {
 	quiet := map[string]int{}
 	for _, p := range problems {
 		if _, ok := quietRules[p.Rule]; ok && !verbose && !p.IsError() {
@@ -146,8 +148,8 @@ func sortedRules(m map[string]int) []string {
 
 // printPackageProblems prints the problems of one package, then one line counting the others in the catalog and
 // the command that lists them.
-func printPackageProblems(w io.Writer, dir, pkg string, problems []catalog.Problem) {
-	var mine []catalog.Problem
+func printPackageProblems(w io.Writer, dir, pkg string, problems []bundle.Problem) {
+	var mine []bundle.Problem
 	otherErrors, otherWarnings := 0, 0
 	for _, p := range problems {
 		switch {
@@ -178,7 +180,7 @@ func newRenderCommand() *cobra.Command {
 			if output != "json" && output != "yaml" {
 				return &exitError{code: 1, msg: fmt.Sprintf("--output %q: use json or yaml", output)}
 			}
-			ix, err := loadIndex(args[0], catalog.LoadOptions{ForRender: true})
+			ix, err := loadIndex(args[0], fbc.LoadOptions{ForRender: true})
 			if err != nil {
 				return err
 			}
@@ -195,7 +197,7 @@ func newRenderCommand() *cobra.Command {
 }
 
 func newResolveCommand() *cobra.Command {
-	var req catalog.Request
+	var req index.Request
 	cmd := &cobra.Command{
 		Use:   "resolve DIR --package P [--channel C] [--from VERSION] [--range R]",
 		Short: "Show which bundle ALM would install or upgrade to, and why each other was not chosen",

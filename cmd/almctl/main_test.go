@@ -15,7 +15,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/configmap"
+	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/test/localkube"
 )
 
@@ -234,8 +236,8 @@ func TestPublish(t *testing.T) {
 	if len(list.Items) != 2 {
 		t.Fatalf("want 2 bundle ConfigMaps, got %d", len(list.Items))
 	}
-	ix := catalog.NewIndex(catalog.Catalog{Name: "default/ops", Contents: catalog.LoadConfigMaps(list.Items)})
-	res, err := ix.Resolve(catalog.Request{Package: "etcd", From: "0.9.2"})
+	ix := index.New(index.Catalog{Name: "default/ops", Contents: configmap.Load(list.Items)})
+	res, err := ix.Resolve(index.Request{Package: "etcd", From: "0.9.2"})
 	if err != nil || res.Chosen == nil || res.Chosen.Name != "etcdoperator.v0.9.4" {
 		t.Fatalf("resolve from ConfigMaps: %v\n%s\n%v", err, res.Explain(), ix.Problems())
 	}
@@ -250,7 +252,7 @@ func TestPublishLargeBundle(t *testing.T) {
 	copyTree(t, etcd+"/0.9.4", dir)
 	var sb strings.Builder
 	sb.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dashboards\ndata:\n")
-	for i := 0; sb.Len() < catalog.MaxBundleSize-30_000; i++ {
+	for i := 0; sb.Len() < bundle.MaxBundleSize-30_000; i++ {
 		fmt.Fprintf(&sb, "  panel-%06d.json: '{\"title\": \"Panel %d\", \"type\": \"graph\", \"targets\": [{\"expr\": \"rate(etcd_requests_total{instance=~\\\"%d\\\"}[5m])\"}]}'\n", i, i, i*7919)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "manifests", "dashboards.configmap.yaml"), []byte(sb.String()), 0o644); err != nil {
@@ -266,7 +268,7 @@ func TestPublishLargeBundle(t *testing.T) {
 	if err != nil || len(list.Items) != 1 {
 		t.Fatalf("list: %v %d", err, len(list.Items))
 	}
-	b, problems := catalog.BundleFromConfigMap(&list.Items[0])
+	b, problems := configmap.Decode(&list.Items[0])
 	if b == nil {
 		t.Fatalf("decode: %v", problems)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/migrate"
 )
 
 const migrateLong = `Convert a catalog kept in the older package-manifest layout into registry+v1 bundle directories that
@@ -48,15 +48,15 @@ Rules:
 Prints each bundle directory written with its channels; check the result with almctl bundle validate OUT.`
 
 func newMigrateCommand() *cobra.Command {
-	var opts catalog.MigrateOptions
+	var opts migrate.Options
 	cmd := &cobra.Command{
 		Use:   "migrate DIR OUT",
 		Short: "Convert a package-manifest catalog (<package>.package.yaml + one directory per version) into bundle directories",
 		Long:  migrateLong,
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := catalog.Migrate(args[0], args[1], opts)
-			var me *catalog.MigrateError
+			res, err := migrate.PackageManifests(args[0], args[1], opts)
+			var me *migrate.Error
 			if errors.As(err, &me) {
 				printProblems(cmd.ErrOrStderr(), me.Problems)
 				return &exitError{code: 1, msg: fmt.Sprintf("migrate: nothing written to %s: %d error(s)", args[1], len(me.Problems))}

@@ -15,7 +15,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/configmap"
 )
 
 func newPublishCommand() *cobra.Command {
@@ -31,7 +32,7 @@ func newPublishCommand() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			b, problems := catalog.LoadBundle(dir)
+			b, problems := bundle.Load(dir)
 			for _, p := range problems {
 				fmt.Fprintln(cmd.ErrOrStderr(), p.String())
 			}
@@ -42,7 +43,7 @@ func newPublishCommand() *cobra.Command {
 			if err != nil {
 				return failed(err)
 			}
-			cm, err := catalog.BundleConfigMap(b, dir, catalogName, ns)
+			cm, err := configmap.Encode(b, dir, catalogName, ns)
 			if err != nil {
 				return failed(err)
 			}
@@ -93,7 +94,7 @@ type publisher struct {
 	cms                typedcorev1.ConfigMapInterface
 	catalog, namespace string
 	force              bool
-	bundle             *catalog.Bundle
+	bundle             *bundle.Bundle
 	cm                 *corev1.ConfigMap
 }
 
@@ -106,18 +107,18 @@ func (p *publisher) replaceSameVersion(ctx context.Context) error {
 		return failed(err)
 	}
 	for _, other := range list.Items {
-		if other.Name == p.cm.Name || other.Annotations[catalog.AnnotationPackage] != b.Package ||
-			other.Annotations[catalog.AnnotationVersion] != b.Version.String() {
+		if other.Name == p.cm.Name || other.Annotations[configmap.AnnotationPackage] != b.Package ||
+			other.Annotations[configmap.AnnotationVersion] != b.Version.String() {
 			continue
 		}
 		if !p.force {
 			return &exitError{code: 1, msg: fmt.Sprintf("version %s of %s is already published in catalog %s as configmap/%s (bundle %s); "+
-				"publish a new version, or use --force to replace it", b.Version, b.Package, p.catalog, other.Name, other.Annotations[catalog.AnnotationBundle])}
+				"publish a new version, or use --force to replace it", b.Version, b.Package, p.catalog, other.Name, other.Annotations[configmap.AnnotationBundle])}
 		}
 		if err := p.cms.Delete(ctx, other.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return failed(err)
 		}
-		fmt.Fprintf(p.out, "removed configmap/%s (bundle %s, same version, --force)\n", other.Name, other.Annotations[catalog.AnnotationBundle])
+		fmt.Fprintf(p.out, "removed configmap/%s (bundle %s, same version, --force)\n", other.Name, other.Annotations[configmap.AnnotationBundle])
 	}
 	return nil
 }
@@ -138,7 +139,7 @@ func (p *publisher) store(ctx context.Context) error {
 	case err != nil:
 		return failed(err)
 	}
-	if existing.Annotations[catalog.AnnotationDigest] == cm.Annotations[catalog.AnnotationDigest] &&
+	if existing.Annotations[configmap.AnnotationDigest] == cm.Annotations[configmap.AnnotationDigest] &&
 		existing.Labels[almv1alpha1.LabelCatalog] == p.catalog {
 		fmt.Fprintf(p.out, "unchanged: %s is already published to catalog %s as configmap/%s\n", b.Name, p.catalog, cm.Name)
 		return nil

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/policy"
 )
 
 // resources maps the kinds ALM installs to their API resources (as the API server serves them).
@@ -111,7 +111,7 @@ func TestRoleHasNoWildcard(t *testing.T) {
 func TestRoleCoversEveryInstallableKind(t *testing.T) {
 	cluster, _ := loadRoles(t)
 	kinds := []schema.GroupKind{{Group: "apps", Kind: "Deployment"}}
-	for _, k := range catalog.InstallableKinds() {
+	for _, k := range policy.InstallableKinds() {
 		kinds = append(kinds, k.GroupKind)
 	}
 	for _, gk := range kinds {

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
@@ -72,7 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if werr := r.writeStatus(ctx, at, st); werr != nil {
 		return ctrl.Result{}, werr
 	}
-	if errors.Is(err, catalog.ErrInvalidRequest) {
+	if errors.Is(err, index.ErrInvalidRequest) {
 		// The spec cannot be resolved until it changes; status.conditions say why.
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("AppType %s: %w", klog.KObj(at), err))
 	}
@@ -80,7 +80,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 }
 
 // install creates the OperatorVersion of the chosen bundle for at.
-func (r *Reconciler) install(ctx context.Context, at *operatorsv1alpha1.AppType, res catalog.Result) (*operatorsv1alpha1.OperatorVersion, error) {
+func (r *Reconciler) install(ctx context.Context, at *operatorsv1alpha1.AppType, res index.Result) (*operatorsv1alpha1.OperatorVersion, error) {
 	ov, err := res.OperatorVersion(at.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("building OperatorVersion %s for %s: %w", res.Chosen.Name, klog.KObj(at), err)
@@ -94,10 +94,10 @@ func (r *Reconciler) install(ctx context.Context, at *operatorsv1alpha1.AppType,
 }
 
 // resolve resolves at's package from the catalogs, as an upgrade of installed when there is one.
-func (r *Reconciler) resolve(at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion) (catalog.Result, error) {
+func (r *Reconciler) resolve(at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion) (index.Result, error) {
 	request, err := r.Registry.Request(at, r.Namespace)
 	if err != nil {
-		return catalog.Result{}, err
+		return index.Result{}, err
 	}
 	if installed != nil {
 		request.From, request.FromName = installed.Spec.Version.String(), installed.Name
@@ -106,7 +106,7 @@ func (r *Reconciler) resolve(at *operatorsv1alpha1.AppType, installed *operators
 }
 
 // resolved fills the resolution and the Resolved condition.
-func resolved(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion, res catalog.Result, err error) {
+func resolved(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion, res index.Result, err error) {
 	if err != nil {
 		set(st, at, operatorsv1alpha1.ConditionResolved, metav1.ConditionFalse, resolveReason(err), err.Error())
 		st.Resolution = nil
@@ -127,7 +127,7 @@ func resolved(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType
 }
 
 // report fills installed version, available upgrade and readiness.
-func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion, res catalog.Result, resolved bool) {
+func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion, res index.Result, resolved bool) {
 	st.InstalledOperatorVersion, st.InstalledVersion, st.AvailableUpgrade = "", "", ""
 	if installed == nil {
 		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonNoCandidate, "nothing installed yet")
@@ -167,7 +167,7 @@ func notReadyMessage(installed *operatorsv1alpha1.OperatorVersion) string {
 }
 
 // Candidates turns a resolution into the status form: the chosen bundle first, then the others with reasons.
-func Candidates(res catalog.Result) []operatorsv1alpha1.Candidate {
+func Candidates(res index.Result) []operatorsv1alpha1.Candidate {
 	var out []operatorsv1alpha1.Candidate
 	for _, c := range res.Candidates {
 		reason := string(c.Reason)
@@ -190,11 +190,11 @@ func Candidates(res catalog.Result) []operatorsv1alpha1.Candidate {
 
 func resolveReason(err error) string {
 	switch {
-	case errors.Is(err, catalog.ErrPackageNotFound):
+	case errors.Is(err, index.ErrPackageNotFound):
 		return operatorsv1alpha1.ReasonPackageNotFound
-	case errors.Is(err, catalog.ErrChannelNotFound):
+	case errors.Is(err, index.ErrChannelNotFound):
 		return operatorsv1alpha1.ReasonChannelNotFound
-	case errors.Is(err, catalog.ErrInvalidRequest):
+	case errors.Is(err, index.ErrInvalidRequest):
 		return operatorsv1alpha1.ReasonInvalidSpec
 	}
 	return operatorsv1alpha1.ReasonPackageNotFound // no catalog to look in

@@ -5,14 +5,14 @@ import (
 
 	"github.com/blang/semver/v4"
 
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/index"
 )
 
 func TestCandidatesPutTheChosenFirst(t *testing.T) {
-	res := catalog.Result{Candidates: []catalog.Candidate{
-		{Name: "p.v3", Version: semver.MustParse("3.0.0"), Catalog: "ns/c", Reason: catalog.ReasonOutOfRange, Detail: "outside the range <3.0.0"},
-		{Name: "p.v2", Version: semver.MustParse("2.0.0"), Catalog: "ns/c", Reason: catalog.ReasonChosen, Detail: "highest version in range"},
-		{Name: "p.v1", Version: semver.MustParse("1.0.0"), Catalog: "ns/c", Reason: catalog.ReasonLowerVersion},
+	res := index.Result{Candidates: []index.Candidate{
+		{Name: "p.v3", Version: semver.MustParse("3.0.0"), Catalog: "ns/c", Reason: index.ReasonOutOfRange, Detail: "outside the range <3.0.0"},
+		{Name: "p.v2", Version: semver.MustParse("2.0.0"), Catalog: "ns/c", Reason: index.ReasonChosen, Detail: "highest version in range"},
+		{Name: "p.v1", Version: semver.MustParse("1.0.0"), Catalog: "ns/c", Reason: index.ReasonLowerVersion},
 	}}
 	res.Chosen = &res.Candidates[1]
 	got := Candidates(res)

@@ -29,7 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/configmap"
+	"github.com/almproject/alm/catalog/fbc"
 	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/registry"
 )
@@ -79,12 +80,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("loading CatalogSource %s: %w", klog.KObj(cs), err)
 	}
 	old, known := r.Registry.Digest(req.NamespacedName)
-	index := r.Registry.Set(req.NamespacedName, int(cs.Spec.Priority), contents, digest)
+	ix := r.Registry.Set(req.NamespacedName, int(cs.Spec.Priority), contents, digest)
 	if !known || old != digest || st.LastSync == nil {
 		now := metav1.Now()
 		st.LastSync = &now
 	}
-	summary := index.Status(registry.Name(req.NamespacedName))
+	summary := ix.Status(registry.Name(req.NamespacedName))
 	st.Packages = summary.Packages
 	st.PackageCount, st.BundleCount = int32(len(summary.Packages)), int32(summary.Bundles)
 	st.RejectedBundles, st.RejectedCount = summary.Rejected, int32(summary.RejectedCount)
@@ -100,7 +101,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // load reads the source and returns its contents and a digest that changes when they do.
-func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSource) (*catalog.Contents, string, error) {
+func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSource) (*fbc.Contents, string, error) {
 	switch {
 	case cs.Spec.Directory != nil:
 		digest, err := dirDigest(cs.Spec.Directory.Path)
@@ -110,7 +111,7 @@ func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSour
 		if old, ok := r.Registry.Digest(client.ObjectKeyFromObject(cs)); ok && old == digest {
 			return nil, digest, nil // unchanged: Set keeps the loaded contents
 		}
-		contents, err := catalog.LoadDir(cs.Spec.Directory.Path)
+		contents, err := fbc.LoadDir(cs.Spec.Directory.Path)
 		if err != nil {
 			return nil, "", fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
 		}
@@ -129,7 +130,7 @@ func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSour
 		for _, cm := range list.Items {
 			fmt.Fprintf(h, "%s/%s\n", cm.Name, cm.ResourceVersion)
 		}
-		return catalog.LoadConfigMaps(list.Items), hex.EncodeToString(h.Sum(nil)), nil
+		return configmap.Load(list.Items), hex.EncodeToString(h.Sum(nil)), nil
 	}
 	return nil, "", &invalidSpecError{errors.New("spec: neither configMap nor directory is set")}
 }

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/catalogsource"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/test/harness"
@@ -147,6 +147,6 @@ func TestDirectoryCatalog(t *testing.T) {
 	})
 }
 
-func catalogRequest(ns string) catalog.Request {
-	return catalog.Request{Package: "cm", Catalogs: []string{ns + "/ops"}}
+func catalogRequest(ns string) index.Request {
+	return index.Request{Package: "cm", Catalogs: []string{ns + "/ops"}}
 }

@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/policy"
 )
 
 // ClusterRoleName is the ClusterRole the loop maintains; config/rbac binds it to ALM's ServiceAccount.
@@ -79,7 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 func Rules(versions []operatorsv1alpha1.OperatorVersion, labelled []apiextensionsv1.CustomResourceDefinition) []rbacv1.PolicyRule {
 	byGroup := map[string]map[string]bool{}
 	add := func(group, plural string) {
-		if group == "" || plural == "" || catalog.IsBuiltinGroup(group) {
+		if group == "" || plural == "" || policy.IsBuiltinGroup(group) {
 			return
 		}
 		if byGroup[group] == nil {

@@ -7,17 +7,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/index"
 )
 
 // Request is the resolution an AppType asks for, restricted to the catalogs it may use. It fails when there is no
 // catalog to resolve from, with a message that says where ALM looked.
-func (r *Registry) Request(at *operatorsv1alpha1.AppType, almNamespace string) (catalog.Request, error) {
+func (r *Registry) Request(at *operatorsv1alpha1.AppType, almNamespace string) (index.Request, error) {
 	catalogs := r.Catalogs(at.Namespace, at.Spec.Source, at.Spec.SourceNamespace, almNamespace)
 	if len(catalogs) == 0 {
-		return catalog.Request{}, fmt.Errorf("no CatalogSource in namespace %s or in ALM's namespace %s; create one or set spec.source", at.Namespace, almNamespace)
+		return index.Request{}, fmt.Errorf("no CatalogSource in namespace %s or in ALM's namespace %s; create one or set spec.source", at.Namespace, almNamespace)
 	}
-	return catalog.Request{Package: at.Spec.Package, Channel: at.Spec.Channel, Range: at.Spec.VersionRange, Catalogs: catalogs}, nil
+	return index.Request{Package: at.Spec.Package, Channel: at.Spec.Channel, Range: at.Spec.VersionRange, Catalogs: catalogs}, nil
 }
 
 // AppTypeFor returns the AppType that declares ov's package in ov's namespace: the controlling owner of ov if it is

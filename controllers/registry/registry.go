@@ -10,25 +10,26 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/fbc"
+	"github.com/almproject/alm/catalog/index"
 )
 
 // Registry is safe for concurrent use. Readers get an immutable index; a change builds a new one.
 type Registry struct {
 	mu      sync.Mutex
 	sources map[types.NamespacedName]source
-	index   *catalog.Index
+	index   *index.Index
 }
 
 type source struct {
 	priority int
-	contents *catalog.Contents
+	contents *fbc.Contents
 	digest   string
 }
 
 // New returns an empty registry.
 func New() *Registry {
-	return &Registry{sources: map[types.NamespacedName]source{}, index: catalog.NewIndex()}
+	return &Registry{sources: map[types.NamespacedName]source{}, index: index.New()}
 }
 
 // Name is how a CatalogSource is named in the index and in resolution results: namespace/name.
@@ -54,7 +55,7 @@ func Reference(name string) *operatorsv1alpha1.CatalogReference {
 
 // Set records what a CatalogSource serves. digest identifies the contents: an unchanged digest and priority keep
 // the current index. It returns the index that includes the source.
-func (r *Registry) Set(key types.NamespacedName, priority int, contents *catalog.Contents, digest string) *catalog.Index {
+func (r *Registry) Set(key types.NamespacedName, priority int, contents *fbc.Contents, digest string) *index.Index {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old, known := r.sources[key]
@@ -88,7 +89,7 @@ func (r *Registry) Delete(key types.NamespacedName) {
 }
 
 // Index returns the current index over every loaded catalog.
-func (r *Registry) Index() *catalog.Index {
+func (r *Registry) Index() *index.Index {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.index
@@ -116,9 +117,9 @@ func (r *Registry) Catalogs(namespace, source, sourceNamespace, almNamespace str
 }
 
 func (r *Registry) rebuild() {
-	catalogs := make([]catalog.Catalog, 0, len(r.sources))
+	catalogs := make([]index.Catalog, 0, len(r.sources))
 	for key, s := range r.sources {
-		catalogs = append(catalogs, catalog.Catalog{Name: Name(key), Priority: s.priority, Contents: s.contents})
+		catalogs = append(catalogs, index.Catalog{Name: Name(key), Priority: s.priority, Contents: s.contents})
 	}
-	r.index = catalog.NewIndex(catalogs...)
+	r.index = index.New(catalogs...)
 }

@@ -23,7 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/registry"
 )
@@ -44,7 +45,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !Pending(ov) {
 		return ctrl.Result{}, nil
 	}
-	index := r.Registry.Index()
+	ix := r.Registry.Index()
 	var missing []string
 	for _, desc := range ov.Spec.CustomResourceDefinitions.Required {
 		existing := &apiextensionsv1.CustomResourceDefinition{}
@@ -56,8 +57,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		gvk := GVK(desc.Name, desc.Version, desc.Kind)
-		crd, bundle, err := index.CRD(gvk)
-		if errors.Is(err, catalog.ErrPackageNotFound) || errors.Is(err, catalog.ErrNoManifests) {
+		crd, owner, err := ix.CRD(gvk)
+		if errors.Is(err, index.ErrPackageNotFound) || errors.Is(err, bundle.ErrNoManifests) {
 			missing = append(missing, fmt.Sprintf("%s (%v)", desc.Name, err))
 			continue
 		}
@@ -72,13 +73,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		// Provided by the bundle's package, needed in this namespace; owned by no version until that package's
 		// operator installs and claims it.
-		crd.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(bundle.Package)
+		crd.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(owner.Package)
 		crd.Labels[operatorsv1alpha1.LabelOwnerNamespace] = ov.Namespace
 		if err := r.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("creating CRD %s required by %s/%s: %w", crd.Name, ov.Namespace, ov.Name, err)
 		}
 		r.Recorder.Eventf(ov, nil, corev1.EventTypeNormal, "RequiredCRDCreated", "CreateCRD",
-			"Created CRD %s from bundle %s of package %s", crd.Name, bundle.Name, bundle.Package)
+			"Created CRD %s from bundle %s of package %s", crd.Name, owner.Name, owner.Package)
 	}
 	if len(missing) > 0 {
 		// No catalog provides it yet; catalog changes re-trigger this loop.

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
 )
@@ -52,12 +52,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil //nolint:nilerr // no catalog to resolve from: the AppType loop reports it
 	}
 	request.From, request.FromName = ov.Spec.Version.String(), ov.Name
-	index := r.Registry.Index()
-	res, err := index.Resolve(request)
+	ix := r.Registry.Index()
+	res, err := ix.Resolve(request)
 	if err != nil || res.Chosen == nil || res.Chosen.Name == ov.Name {
 		return ctrl.Result{}, nil //nolint:nilerr // nothing newer; the AppType loop reports resolution problems
 	}
-	next, err := NextHop(index, res, ov.Namespace)
+	next, err := NextHop(ix, res, ov.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -86,12 +86,12 @@ func Approved(at *operatorsv1alpha1.AppType, version string) bool {
 // NextHop is the OperatorVersion to create next on the way to the chosen bundle: the first bundle on the upgrade
 // path after the installed one, so that it names the installed version in replaces, skips or skipRange and the
 // Upgrade loop can hand the installed version's objects over to it.
-func NextHop(index *catalog.Index, res catalog.Result, namespace string) (*operatorsv1alpha1.OperatorVersion, error) {
+func NextHop(ix *index.Index, res index.Result, namespace string) (*operatorsv1alpha1.OperatorVersion, error) {
 	if len(res.Path) <= 2 {
 		return res.OperatorVersion(namespace)
 	}
 	name := res.Path[1]
-	for _, p := range index.Package(res.Request.Package) {
+	for _, p := range ix.Package(res.Request.Package) {
 		if p.Catalog != res.Chosen.Catalog {
 			continue
 		}
@@ -101,7 +101,7 @@ func NextHop(index *catalog.Index, res catalog.Result, namespace string) (*opera
 		}
 		if e := ch.Entry(name); e != nil {
 			hop := res
-			hop.Chosen = &catalog.Candidate{Name: e.Bundle.Name, Version: e.Bundle.Version, Catalog: p.Catalog, Bundle: e.Bundle, Entry: e}
+			hop.Chosen = &index.Candidate{Name: e.Bundle.Name, Version: e.Bundle.Version, Catalog: p.Catalog, Bundle: e.Bundle, Entry: e}
 			return hop.OperatorVersion(namespace)
 		}
 	}

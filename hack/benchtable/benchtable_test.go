@@ -7,7 +7,7 @@ import (
 )
 
 const sample = `goos: linux
-pkg: github.com/almproject/alm/catalog
+pkg: github.com/almproject/alm/catalog/index
 BenchmarkLoadIndex10k-2   	       3	 412345678 ns/op	       120.5 alm-ms/op	       410.0 olm-ms/op	        45.00 alm-heap-MB	       450.0 olm-heap-MB
 BenchmarkResolve10k-2     	  300000	      3500 ns/op	      3400 cpu-ns/op	     120 B/op	       3 allocs/op
 pkg: github.com/almproject/alm/controllers/konnect

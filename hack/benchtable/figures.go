@@ -3,7 +3,7 @@ package benchtable
 // Figures are the rows `make bench` prints, in order: what the issues ask to be measured, each with the anchor
 // measured beside it in the same run or the target it is held to.
 var Figures = []Figure{
-	// Catalog (catalog/bench_test.go, catalog/bundledirs_bench_test.go): beside operator-registry in the same run.
+	// Catalog (catalog/index/bench_test.go, catalog/index/bundledirs_bench_test.go): beside operator-registry in the same run.
 	{Bench: "BenchmarkLoadIndex10k", Metric: "alm-ms/op", Title: "Catalog load + index, 10,000 bundles (ms)",
 		Anchor: "olm-ms/op", AnchorTitle: "operator-registry declcfg LoadFS + ConvertToModel, same run"},
 	{Bench: "BenchmarkLoadIndex10k", Metric: "alm-heap-MB", Title: "Catalog heap kept, 10,000 bundles (MB)",

@@ -14,24 +14,26 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/fbc"
+	"github.com/almproject/alm/catalog/index"
 )
 
 // root is the repository root, relative to this package.
 const root = "../.."
 
 // generate writes every bundle into a temporary directory and indexes it.
-func generate(t *testing.T) (string, *catalog.Index) {
+func generate(t *testing.T) (string, *index.Index) {
 	t.Helper()
 	out := t.TempDir()
 	if _, err := Generate(root, filepath.Join(root, "hack/bundles"), out); err != nil {
 		t.Fatal(err)
 	}
-	contents, err := catalog.LoadDir(out)
+	contents, err := fbc.LoadDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ix := catalog.NewIndex(catalog.Catalog{Name: "bundles", Contents: contents})
+	ix := index.New(index.Catalog{Name: "bundles", Contents: contents})
 	for _, p := range ix.Problems() {
 		t.Errorf("problem: %s", p.String())
 	}
@@ -60,16 +62,16 @@ func TestGeneratedBundlesLoadWithTheExpectedGraph(t *testing.T) {
 		}
 	}
 	// From 1.0.0 the stable channel offers 1.1.0 (replaces) and 1.2.0 (skipRange).
-	kinds := map[string]catalog.EdgeKind{}
+	kinds := map[string]index.EdgeKind{}
 	for _, e := range ix.UpgradesFrom("konnect-operator", semver.MustParse("1.0.0"), "") {
 		if e.Channel == "stable" {
 			kinds[e.Entry.Bundle.Version.String()] = e.Kind
 		}
 	}
-	if want := map[string]catalog.EdgeKind{"1.1.0": catalog.EdgeReplaces, "1.2.0": catalog.EdgeSkipRange}; !reflect.DeepEqual(kinds, want) {
+	if want := map[string]index.EdgeKind{"1.1.0": index.EdgeReplaces, "1.2.0": index.EdgeSkipRange}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("upgrades from 1.0.0 = %v, want %v", kinds, want)
 	}
-	res, err := ix.Resolve(catalog.Request{Package: "konnect-operator", From: "1.0.0"})
+	res, err := ix.Resolve(index.Request{Package: "konnect-operator", From: "1.0.0"})
 	if err != nil || res.Chosen == nil || res.Chosen.Bundle.Version.String() != "1.2.0" {
 		t.Errorf("resolve from 1.0.0: %v, %v; want 1.2.0", res.Chosen, err)
 	}
@@ -121,7 +123,7 @@ func TestPermissionsEqualGeneratedRoles(t *testing.T) {
 	}
 }
 
-func installStrategy(t *testing.T, ix *catalog.Index, pkg, name string) opv1alpha1.StrategyDetailsDeployment {
+func installStrategy(t *testing.T, ix *index.Index, pkg, name string) opv1alpha1.StrategyDetailsDeployment {
 	t.Helper()
 	b := ix.Bundle(pkg, name)
 	if b == nil {
@@ -189,8 +191,8 @@ func TestWriteBundleForAnArbitraryVersion(t *testing.T) {
 	if err := WriteBundle(root, p, v, dir); err != nil {
 		t.Fatal(err)
 	}
-	b, problems := catalog.LoadBundle(dir)
-	if catalog.HasErrors(problems) || b == nil {
+	b, problems := bundle.Load(dir)
+	if bundle.HasErrors(problems) || b == nil {
 		t.Fatalf("problems: %v", problems)
 	}
 	m, _ := b.Manifests()

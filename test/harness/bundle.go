@@ -14,7 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/configmap"
 )
 
 // WriteBundle writes d as an OLM registry+v1 bundle directory under root (root/<package>/<version>), as
@@ -86,11 +87,11 @@ func writeYAML(t testing.TB, path string, v any) {
 // Publish stores the bundle directory in the ConfigMap catalog catalogName of namespace, as `almctl publish` does.
 func Publish(t testing.TB, c client.Client, dir, catalogName, namespace string) {
 	t.Helper()
-	b, problems := catalog.LoadBundle(dir)
+	b, problems := bundle.Load(dir)
 	if b == nil {
 		t.Fatalf("bundle %s does not load: %v", dir, problems)
 	}
-	cm, err := catalog.BundleConfigMap(b, dir, catalogName, namespace)
+	cm, err := configmap.Encode(b, dir, catalogName, namespace)
 	if err != nil {
 		t.Fatal(err)
 	}

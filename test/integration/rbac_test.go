@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/policy"
 	"github.com/almproject/alm/controllers/crdaccess"
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/registry"
@@ -168,7 +168,7 @@ func loadClusterRole(t *testing.T) *rbacv1.ClusterRole {
 // that ALM really installs them rather than skipping them.
 func optionalCRDs(t *testing.T, c client.Client) {
 	t.Helper()
-	for _, k := range catalog.InstallableKinds() {
+	for _, k := range policy.InstallableKinds() {
 		if !k.Optional {
 			continue
 		}
@@ -253,7 +253,7 @@ func assertInstalled(t *testing.T, c client.Client, ov *operatorsv1alpha1.Operat
 		got := &unstructured.Unstructured{}
 		got.SetGroupVersionKind(schema.FromAPIVersionAndKind(u.GetAPIVersion(), u.GetKind()))
 		key := client.ObjectKey{Name: u.GetName()}
-		if k, _ := catalog.Installable(got.GroupVersionKind().GroupKind()); k.Kind != "PriorityClass" && !strings.HasPrefix(k.Kind, "Cluster") {
+		if k, _ := policy.Installable(got.GroupVersionKind().GroupKind()); k.Kind != "PriorityClass" && !strings.HasPrefix(k.Kind, "Cluster") {
 			key.Namespace = ov.Namespace
 		}
 		if err := c.Get(t.Context(), key, got); err != nil {

@@ -6,7 +6,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/policy"
 	"github.com/almproject/alm/test/harness"
 )
 
@@ -14,7 +15,7 @@ import (
 // loads it as the catalog does, turns it into an OperatorVersion and plans it: a bundle that validates must install.
 func TestEveryKindTheCatalogAcceptsIsInstalled(t *testing.T) {
 	var extra []map[string]any
-	for _, k := range catalog.InstallableKinds() {
+	for _, k := range policy.InstallableKinds() {
 		obj := map[string]any{
 			"apiVersion": schema.GroupVersion{Group: k.Group, Version: "v1"}.String(),
 			"kind":       k.Kind,
@@ -23,16 +24,16 @@ func TestEveryKindTheCatalogAcceptsIsInstalled(t *testing.T) {
 		extra = append(extra, obj)
 	}
 	dir := harness.WriteBundle(t, t.TempDir(), harness.Demo{Name: "demo.v1.0.0", Version: "1.0.0", ExtraObjects: extra})
-	bundle, problems := catalog.LoadBundle(dir)
-	if catalog.HasErrors(problems) || bundle == nil {
+	b, problems := bundle.Load(dir)
+	if bundle.HasErrors(problems) || b == nil {
 		t.Fatalf("the bundle does not load: %v", problems)
 	}
 	for _, p := range problems {
-		if p.Rule == catalog.RuleUnsupportedObject {
+		if p.Rule == bundle.RuleUnsupportedObject {
 			t.Errorf("the catalog drops an installable kind: %v", p)
 		}
 	}
-	ov, err := bundle.OperatorVersion("ns")
+	ov, err := b.OperatorVersion("ns")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestEveryKindTheCatalogAcceptsIsInstalled(t *testing.T) {
 	for _, o := range p.All() {
 		planned[o.GroupVersionKind().GroupKind()] = true
 	}
-	for _, k := range catalog.InstallableKinds() {
+	for _, k := range policy.InstallableKinds() {
 		if !planned[k.GroupKind] {
 			t.Errorf("%s is accepted by the catalog but not installed", k.GroupKind)
 		}

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/policy"
 )
 
 // AnnotationHash records the hash of the desired content ALM last applied, so unchanged objects are not rewritten.
@@ -215,9 +215,9 @@ func (p *Plan) addBundleObjects(objects []*unstructured.Unstructured, merged map
 		if merged[i] {
 			continue
 		}
-		kind, ok := catalog.Installable(gvk.GroupKind())
+		kind, ok := policy.Installable(gvk.GroupKind())
 		if !ok {
-			return invalidf("spec.objects[%d] is a %s (%s); ALM installs only CRDs and %s", i, gvk.Kind, gvk.GroupVersion(), catalog.InstallableKindNames())
+			return invalidf("spec.objects[%d] is a %s (%s); ALM installs only CRDs and %s", i, gvk.Kind, gvk.GroupVersion(), policy.InstallableKindNames())
 		}
 		namespaced, served, err := scope(gvk)
 		if err != nil {

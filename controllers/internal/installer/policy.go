@@ -9,11 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/policy"
 )
 
-// Allowed are the rules, among those ALM refuses by default (catalog.RuleWildcardRBAC, catalog.RuleRBACEscalation,
-// catalog.RuleClusterAdmin, catalog.RulePrivilegedPod), that an OperatorVersion may break.
+// Allowed are the rules, among those ALM refuses by default (policy.RuleWildcardRBAC, policy.RuleRBACEscalation,
+// policy.RuleClusterAdmin, policy.RulePrivilegedPod), that an OperatorVersion may break.
 type Allowed map[string]bool
 
 // AllowedFrom reads the opt-in annotations operators.alm.dev/allow-<rule>: "true". The AppType (for its package) or
@@ -22,7 +22,7 @@ type Allowed map[string]bool
 func AllowedFrom(annotations map[string]string) Allowed {
 	allowed := Allowed{}
 	for k, v := range annotations {
-		if rule, ok := strings.CutPrefix(k, catalog.AnnotationAllowPrefix); ok && v == "true" {
+		if rule, ok := strings.CutPrefix(k, policy.AnnotationAllowPrefix); ok && v == "true" {
 			allowed[rule] = true
 		}
 	}
@@ -34,27 +34,27 @@ func AllowedFrom(annotations map[string]string) Allowed {
 // (never allowed).
 func CheckPolicy(p *Plan, allowed Allowed) error {
 	for _, crd := range p.CRDs {
-		if group, _, _ := unstructured.NestedString(crd.Object, "spec", "group"); catalog.IsBuiltinGroup(group) {
-			return invalidf("CustomResourceDefinition %s: spec.group %q is served by Kubernetes itself (rule %s)", crd.GetName(), group, catalog.RuleCRDBuiltinGroup)
+		if group, _, _ := unstructured.NestedString(crd.Object, "spec", "group"); policy.IsBuiltinGroup(group) {
+			return invalidf("CustomResourceDefinition %s: spec.group %q is served by Kubernetes itself (rule %s)", crd.GetName(), group, policy.RuleCRDBuiltinGroup)
 		}
 	}
 	for _, obj := range p.Objects {
 		what := obj.GetKind() + " " + describe(obj)
 		switch {
-		case !allowed[catalog.RuleWildcardRBAC] && catalog.WildcardRole(obj):
-			return refused(catalog.RuleWildcardRBAC, "%s: rules[%d] grants every verb on every resource of every API group", what, wildcardIndex(obj))
-		case !allowed[catalog.RuleRBACEscalation] && escalating(obj):
-			i, verbs := catalog.EscalatingRole(obj)
-			return refused(catalog.RuleRBACEscalation, "%s: rules[%d] grants the privilege-escalating verbs %s", what, i, verbs)
-		case !allowed[catalog.RuleClusterAdmin] && catalog.BindsClusterAdmin(obj):
-			return refused(catalog.RuleClusterAdmin, "%s: roleRef binds ClusterRole cluster-admin", what)
-		case !allowed[catalog.RulePrivilegedPod] && obj.GetKind() == "Deployment":
+		case !allowed[policy.RuleWildcardRBAC] && policy.WildcardRole(obj):
+			return refused(policy.RuleWildcardRBAC, "%s: rules[%d] grants every verb on every resource of every API group", what, wildcardIndex(obj))
+		case !allowed[policy.RuleRBACEscalation] && escalating(obj):
+			i, verbs := policy.EscalatingRole(obj)
+			return refused(policy.RuleRBACEscalation, "%s: rules[%d] grants the privilege-escalating verbs %s", what, i, verbs)
+		case !allowed[policy.RuleClusterAdmin] && policy.BindsClusterAdmin(obj):
+			return refused(policy.RuleClusterAdmin, "%s: roleRef binds ClusterRole cluster-admin", what)
+		case !allowed[policy.RulePrivilegedPod] && obj.GetKind() == "Deployment":
 			var d appsv1.Deployment
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &d); err != nil {
 				return invalidf("%s: %v", what, err)
 			}
-			if why := catalog.PrivilegedPod(&d.Spec.Template.Spec); why != "" {
-				return refused(catalog.RulePrivilegedPod, "%s: spec.template.spec runs %s", what, why)
+			if why := policy.PrivilegedPod(&d.Spec.Template.Spec); why != "" {
+				return refused(policy.RulePrivilegedPod, "%s: spec.template.spec runs %s", what, why)
 			}
 		}
 	}
@@ -62,11 +62,11 @@ func CheckPolicy(p *Plan, allowed Allowed) error {
 }
 
 func refused(rule, format string, args ...any) error {
-	return invalidf("%s (rule %s); annotate the AppType (or its CatalogSource, for every package it serves) %s%s: \"true\" to allow it", fmt.Sprintf(format, args...), rule, catalog.AnnotationAllowPrefix, rule)
+	return invalidf("%s (rule %s); annotate the AppType (or its CatalogSource, for every package it serves) %s%s: \"true\" to allow it", fmt.Sprintf(format, args...), rule, policy.AnnotationAllowPrefix, rule)
 }
 
 func escalating(obj *unstructured.Unstructured) bool {
-	_, verbs := catalog.EscalatingRole(obj)
+	_, verbs := policy.EscalatingRole(obj)
 	return verbs != ""
 }
 
@@ -75,7 +75,7 @@ func wildcardIndex(obj *unstructured.Unstructured) int {
 	var role rbacv1.ClusterRole
 	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role)
 	for i, r := range role.Rules {
-		if catalog.WildcardRule(r) {
+		if policy.WildcardRule(r) {
 			return i
 		}
 	}

@@ -14,18 +14,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog"
+	"github.com/almproject/alm/catalog/index"
+	"github.com/almproject/alm/catalog/policy"
 	"github.com/almproject/alm/controllers/internal/ownership"
 )
 
 // Replaces says whether newer upgrades from older: same package and namespace, and by the catalog's upgrade rule
-// (catalog.Upgrade.EdgeFrom) newer is the newer version and names older in spec.replaces or spec.skips, or
+// (index.Upgrade.EdgeFrom) newer is the newer version and names older in spec.replaces or spec.skips, or
 // older's version is in newer's spec.skipRange.
 func Replaces(newer, older *operatorsv1alpha1.OperatorVersion) bool {
 	if newer.Name == older.Name || newer.Namespace != older.Namespace || newer.Spec.PackageName != older.Spec.PackageName {
 		return false
 	}
-	return catalog.UpgradeOf(newer).EdgeFrom(older.Name, older.Spec.Version.Version) != ""
+	return index.UpgradeOf(newer).EdgeFrom(older.Name, older.Spec.Version.Version) != ""
 }
 
 // Predecessors are the versions in all that newer replaces.
@@ -71,7 +72,7 @@ func Chain(newer *operatorsv1alpha1.OperatorVersion, all []operatorsv1alpha1.Ope
 }
 
 // Installed is the installed version of a package: the highest version that no other version replaces and that
-// is not being deleted; nil when there is none. (catalog.Channel.Head is something else: a channel's newest entry.)
+// is not being deleted; nil when there is none. (index.Channel.Head is something else: a channel's newest entry.)
 func Installed(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.OperatorVersion {
 	var installed *operatorsv1alpha1.OperatorVersion
 	for i := range all {
@@ -122,7 +123,7 @@ func OptIns(ctx context.Context, c client.Reader, at *operatorsv1alpha1.AppType,
 	out := map[string]string{}
 	add := func(annotations map[string]string) {
 		for k, v := range annotations {
-			if strings.HasPrefix(k, catalog.AnnotationAllowPrefix) && out[k] != "true" {
+			if strings.HasPrefix(k, policy.AnnotationAllowPrefix) && out[k] != "true" {
 				out[k] = v
 			}
 		}

@@ -1,0 +1,294 @@
+// Package fbc reads and writes catalogs: File-Based Catalog documents (olm.package, olm.channel, olm.bundle) and
+// catalog directories (registry+v1 bundle directories and File-Based Catalog files). What a source holds is its
+// Contents, which the index takes over.
+package fbc
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/blang/semver/v4"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/almproject/alm/catalog/bundle"
+)
+
+// Contents is what one source holds before it is indexed: File-Based Catalog packages and channels, and bundles
+// (from bundle directories, FBC olm.bundle documents or ConfigMaps), with the problems found while reading them.
+type Contents struct {
+	Packages []PackageDoc
+	Channels []ChannelDoc
+	Bundles  []*bundle.Bundle
+	Problems []bundle.Problem
+}
+
+// PackageDoc is an olm.package document.
+type PackageDoc struct {
+	Name           string
+	DefaultChannel string
+	// Path is the file it came from.
+	Path string
+}
+
+// ChannelDoc is an olm.channel document: the channel's entries with their upgrade edges.
+type ChannelDoc struct {
+	Package string
+	Name    string
+	Entries []declcfg.ChannelEntry
+	// Path is the file it came from.
+	Path string
+}
+
+// Add appends other's documents, bundles and problems to c.
+func (c *Contents) Add(other *Contents) {
+	c.Packages = append(c.Packages, other.Packages...)
+	c.Channels = append(c.Channels, other.Channels...)
+	c.Bundles = append(c.Bundles, other.Bundles...)
+	c.Problems = append(c.Problems, other.Problems...)
+}
+
+// LoadDir reads a catalog directory: every registry+v1 bundle directory in it (a directory with manifests/ or
+// metadata/annotations.yaml, at any depth, e.g. <package>/<version>/) and every File-Based Catalog file (.json,
+// .yaml, .yml) outside bundle directories. Files are read concurrently; the result does not depend on the order.
+// Problems are in the result; the error is only for a directory that cannot be read at all.
+func LoadDir(dir string) (*Contents, error) {
+	return LoadDirWith(dir, LoadOptions{})
+}
+
+// LoadOptions tune LoadDirWith.
+type LoadOptions struct {
+	// ForRender keeps each bundle's objects as compressed JSON, so rendering the catalog (WriteCatalog) does not read
+	// and decode the bundle directories a second time. The index alone (LoadDir) keeps no manifests.
+	ForRender bool
+}
+
+// LoadDirWith is LoadDir with options.
+func LoadDirWith(dir string, opts LoadOptions) (*Contents, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	var bundleDirs, fbcFiles []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if path != dir && strings.HasPrefix(name, ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if isBundleDir(path) {
+				bundleDirs = append(bundleDirs, path)
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(name)) {
+		case ".json", ".yaml", ".yml":
+			fbcFiles = append(fbcFiles, path)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// One result slot per input, filled concurrently, merged in walk order: deterministic.
+	results := make([]*Contents, len(bundleDirs)+len(fbcFiles))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if i < len(bundleDirs) {
+					c := &Contents{}
+					load := bundle.Load
+					if opts.ForRender {
+						load = bundle.LoadForRender
+					}
+					b, problems := load(bundleDirs[i])
+					if b != nil {
+						c.Bundles = append(c.Bundles, b)
+					}
+					c.Problems = problems
+					results[i] = c
+				} else {
+					results[i] = loadFBCFile(fbcFiles[i-len(bundleDirs)])
+				}
+			}
+		}()
+	}
+	for i := range results {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	out := &Contents{}
+	for _, c := range results {
+		out.Add(c)
+	}
+	return out, nil
+}
+
+// isBundleDir reports whether dir is a registry+v1 bundle directory.
+func isBundleDir(dir string) bool {
+	if fi, err := os.Stat(filepath.Join(dir, "manifests")); err == nil && fi.IsDir() {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, "metadata", "annotations.yaml"))
+	return err == nil
+}
+
+func loadFBCFile(path string) *Contents {
+	f, err := os.Open(path)
+	if err != nil {
+		return &Contents{Problems: []bundle.Problem{bundle.Errorf(path, bundle.RuleLoadFailed, "", "%v", err)}}
+	}
+	defer f.Close()
+	return Load(f, path)
+}
+
+// fbcDoc has the fields of every File-Based Catalog schema ALM reads; decoding into it reads a document once.
+type fbcDoc struct {
+	Schema         string                 `json:"schema"`
+	Name           string                 `json:"name"`
+	Package        string                 `json:"package"`
+	DefaultChannel string                 `json:"defaultChannel"`
+	Entries        []declcfg.ChannelEntry `json:"entries"`
+	Properties     []fbcProperty          `json:"properties"`
+	Kind           string                 `json:"kind"`
+}
+
+type fbcProperty struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+// Property types read from olm.bundle documents.
+const (
+	propPackage     = "olm.package"
+	propGVK         = "olm.gvk"
+	propGVKRequired = "olm.gvk.required"
+	propObject      = "olm.bundle.object"
+)
+
+// Load reads File-Based Catalog documents (JSON or YAML stream) from r; path names r in problems. Documents of
+// other schemas (e.g. olm.deprecations) are skipped; a document that does not parse ends the file with a problem,
+// keeping the documents before it.
+func Load(r io.Reader, path string) *Contents {
+	c := &Contents{}
+	dec := k8syaml.NewYAMLOrJSONDecoder(r, 4096)
+	for {
+		var d fbcDoc
+		if err := dec.Decode(&d); err != nil {
+			if !errors.Is(err, io.EOF) {
+				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "fix the document syntax; `almctl catalog render` writes valid documents",
+					"%v", err))
+			}
+			return c
+		}
+		switch d.Schema {
+		case declcfg.SchemaPackage:
+			if d.Name == "" {
+				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.package without a name"))
+				continue
+			}
+			c.Packages = append(c.Packages, PackageDoc{Name: d.Name, DefaultChannel: d.DefaultChannel, Path: path})
+		case declcfg.SchemaChannel:
+			if d.Name == "" || d.Package == "" {
+				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q without a name or package", d.Name))
+				continue
+			}
+			c.Channels = append(c.Channels, ChannelDoc{Package: d.Package, Name: d.Name, Entries: d.Entries, Path: path})
+		case declcfg.SchemaBundle:
+			b, p := bundleFromDoc(&d, path)
+			if p != nil {
+				c.Problems = append(c.Problems, *p)
+				continue
+			}
+			c.Bundles = append(c.Bundles, b)
+		case "":
+			if d.Kind != "" {
+				c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument,
+					"bundle manifests belong in a bundle directory: <bundle>/manifests/ and <bundle>/metadata/annotations.yaml",
+					"a %s outside a bundle directory is ignored", d.Kind))
+			} else {
+				c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument, "File-Based Catalog documents have a schema field",
+					"a document without schema is ignored"))
+			}
+		}
+	}
+}
+
+// bundleFromDoc turns an olm.bundle document into a Bundle, or a problem.
+func bundleFromDoc(d *fbcDoc, path string) (*bundle.Bundle, *bundle.Problem) {
+	fail := func(rule, hint, format string, args ...any) (*bundle.Bundle, *bundle.Problem) {
+		p := bundle.Errorf(path, rule, hint, format, args...)
+		p.Package, p.Bundle = d.Package, d.Name
+		return nil, &p
+	}
+	if d.Name == "" || d.Package == "" {
+		return fail(bundle.RuleMalformedFBC, "", "olm.bundle %q without a name or package", d.Name)
+	}
+	b := bundle.Bundle{Name: d.Name, Package: d.Package, Path: path}
+	var objects [][]byte
+	versionSeen := false
+	for _, p := range d.Properties {
+		switch p.Type {
+		case propPackage:
+			var v struct {
+				PackageName string `json:"packageName"`
+				Version     string `json:"version"`
+			}
+			if err := json.Unmarshal(p.Value, &v); err != nil {
+				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.package property: %v", d.Name, err)
+			}
+			ver, err := semver.Parse(v.Version)
+			if err != nil {
+				return fail(bundle.RuleInvalidSemver, "use a semantic version such as 1.2.3 (no leading v)", "bundle %s: version %q: %v", d.Name, v.Version, err)
+			}
+			b.Version, versionSeen = ver, true
+		case propGVK, propGVKRequired:
+			var g struct {
+				Group   string `json:"group"`
+				Version string `json:"version"`
+				Kind    string `json:"kind"`
+			}
+			if err := json.Unmarshal(p.Value, &g); err != nil {
+				return fail(bundle.RuleMalformedFBC, "", "bundle %s: %s property: %v", d.Name, p.Type, err)
+			}
+			gvk := schema.GroupVersionKind{Group: g.Group, Version: g.Version, Kind: g.Kind}
+			if p.Type == propGVK {
+				b.Provides = append(b.Provides, gvk)
+			} else {
+				b.Requires = append(b.Requires, gvk)
+			}
+		case propObject:
+			var o struct {
+				Data []byte `json:"data"`
+			}
+			if err := json.Unmarshal(p.Value, &o); err != nil {
+				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.bundle.object property: %v", d.Name, err)
+			}
+			objects = append(objects, o.Data)
+		}
+	}
+	if !versionSeen {
+		return fail(bundle.RuleInvalidSemver, "add an olm.package property with the bundle's version", "bundle %s has no version (olm.package property)", d.Name)
+	}
+	return bundle.FromFBC(b, objects), nil
+}

@@ -1,0 +1,53 @@
+package fbc
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/internal/cattest"
+)
+
+func TestLoadFBC(t *testing.T) {
+	obj := `{"type":"olm.bundle.object","value":{"data":"eyJhcGlWZXJzaW9uIjoidjEiLCJraW5kIjoiU2VydmljZSIsIm1ldGFkYXRhIjp7Im5hbWUiOiJzdmMifX0="}}`
+	tests := []struct {
+		name     string
+		in       string
+		packages int
+		channels int
+		bundles  int
+		rule     string // expected problem rule, "" for none
+	}{
+		{name: "json stream", in: `{"schema":"olm.package","name":"p","defaultChannel":"s"}
+{"schema":"olm.channel","package":"p","name":"s","entries":[{"name":"p.v1.0.0"}]}` + "\n" + cattest.BundleDoc("p", "1.0.0"),
+			packages: 1, channels: 1, bundles: 1},
+		{name: "yaml documents", in: "schema: olm.package\nname: p\ndefaultChannel: s\n---\nschema: olm.channel\npackage: p\nname: s\nentries:\n- name: p.v1.0.0\n  skipRange: '<1.0.0'\n---\n" +
+			"schema: olm.bundle\nname: p.v1.0.0\npackage: p\nimage: example.com/p:1.0.0\nproperties:\n- type: olm.package\n  value: {packageName: p, version: 1.0.0}\n",
+			packages: 1, channels: 1, bundles: 1},
+		{name: "other schemas are skipped", in: `{"schema":"olm.deprecations","package":"p","entries":[]}` + "\n" + `{"schema":"custom.thing","name":"x"}`},
+		{name: "bundle with objects", in: `{"schema":"olm.bundle","name":"p.v1.0.0","package":"p","image":"","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},` + obj + `]}`, bundles: 1},
+		{name: "syntax error keeps earlier documents", in: `{"schema":"olm.package","name":"p","defaultChannel":"s"}` + "\n" + `{"schema": "olm.channel", "name": `, packages: 1, rule: bundle.RuleMalformedFBC},
+		{name: "bundle without version", in: `{"schema":"olm.bundle","name":"p.v1","package":"p","properties":[]}`, rule: bundle.RuleInvalidSemver},
+		{name: "bundle with bad version", in: strings.Replace(cattest.BundleDoc("p", "1.0.0"), `"version":"1.0.0"`, `"version":"v1"`, 1), rule: bundle.RuleInvalidSemver},
+		{name: "bundle without package", in: `{"schema":"olm.bundle","name":"x","properties":[]}`, rule: bundle.RuleMalformedFBC},
+		{name: "package without name", in: `{"schema":"olm.package"}`, rule: bundle.RuleMalformedFBC},
+		{name: "channel without package", in: `{"schema":"olm.channel","name":"s"}`, rule: bundle.RuleMalformedFBC},
+		{name: "kubernetes object", in: "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n", rule: bundle.RuleIgnoredDocument},
+		{name: "bad property value", in: `{"schema":"olm.bundle","name":"p.v1","package":"p","properties":[{"type":"olm.gvk","value":"nope"}]}`, rule: bundle.RuleMalformedFBC},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Load(strings.NewReader(tt.in), "f.json")
+			if len(c.Packages) != tt.packages || len(c.Channels) != tt.channels || len(c.Bundles) != tt.bundles {
+				t.Errorf("got %d packages, %d channels, %d bundles; want %d, %d, %d (%v)", len(c.Packages), len(c.Channels), len(c.Bundles),
+					tt.packages, tt.channels, tt.bundles, c.Problems)
+			}
+			if tt.rule == "" && len(c.Problems) > 0 {
+				t.Errorf("unexpected problems %v", c.Problems)
+			}
+			if tt.rule != "" && (len(c.Problems) != 1 || c.Problems[0].Rule != tt.rule || c.Problems[0].Path != "f.json") {
+				t.Errorf("want one %s problem on f.json, got %v", tt.rule, c.Problems)
+			}
+		})
+	}
+}
