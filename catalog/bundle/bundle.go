@@ -52,6 +52,14 @@ type Bundle struct {
 	Provides []schema.GroupVersionKind
 	// Requires are the kinds it needs from other bundles (required CRDs; olm.gvk.required properties).
 	Requires []schema.GroupVersionKind
+	// Image is the bundle image as the catalog names it (a File-Based Catalog's olm.bundle image), or "".
+	Image string
+	// ImageDigest is the bundle image's manifest digest: the digest Image pins, or the one its tag pointed at when the
+	// catalog was loaded (set by the image source).
+	ImageDigest string
+	// Metadata is what an olm.csv.metadata property says of a bundle whose manifests the catalog does not carry:
+	// enough to create its OperatorVersion, whose install strategy is then read from the bundle image.
+	Metadata *Metadata
 
 	// channels, replaces, skips and skipRange as the bundle itself declares them (bundle directories); File-Based
 	// Catalogs declare them on channel entries instead.
@@ -101,12 +109,22 @@ func (b *Bundle) Manifests() (*Manifests, error) {
 	return manifestsFromObjects(b.objects)
 }
 
+// Metadata is the part of a bundle's ClusterServiceVersion that a File-Based Catalog's olm.csv.metadata property
+// carries and an OperatorVersion shows: display name, CRD descriptions (names, versions, kinds) and annotations that
+// decide upgrades (olm.skipRange).
+type Metadata struct {
+	DisplayName string
+	CRDs        opv1alpha1.CustomResourceDefinitions
+	SkipRange   string
+}
+
 // FromFBC is the Bundle an olm.bundle document of a File-Based Catalog describes: b's exported fields (name,
 // package, version, path, provided and required kinds) and the data of its olm.bundle.object properties, decoded
-// when Manifests is called (none: the catalog can resolve the bundle but not install it).
+// when Manifests is called (none: the catalog installs it from its bundle image, b.Image).
 func FromFBC(b Bundle, objects [][]byte) *Bundle {
 	return &Bundle{Name: b.Name, Package: b.Package, Version: b.Version, Catalog: b.Catalog, Path: b.Path,
-		Provides: b.Provides, Requires: b.Requires, objects: objects}
+		Provides: b.Provides, Requires: b.Requires, Image: b.Image, ImageDigest: b.ImageDigest, Metadata: b.Metadata,
+		objects: objects}
 }
 
 // Channels are the channels the bundle declares it is in (metadata/annotations.yaml); none for a bundle of a
@@ -138,45 +156,81 @@ func (m *Manifests) OwnedCRD(group, kind string) *apiextv1.CustomResourceDefinit
 }
 
 // OperatorVersion returns the OperatorVersion template for the bundle in a namespace: name, package, version,
-// replaces, skips, skipRange, CRD descriptions and the install strategy from its ClusterServiceVersion, and in
-// spec.objects the bundle's CRDs (v1) followed by its other installable objects. Callers set spec.source;
-// Result.OperatorVersion also sets spec.channel and the channel entry's upgrade edges.
+// replaces, skips, skipRange, CRD descriptions and the install strategy from its ClusterServiceVersion, in
+// spec.objects the bundle's CRDs (v1) followed by its other installable objects, and in spec.bundle the digest of
+// that content (ContentDigest). A bundle the catalog holds only as an image (olm.csv.metadata, no objects) gets
+// spec.bundle.image and the image's digest instead, and no install strategy: the install loop reads it from the
+// image. Callers set spec.source; Result.OperatorVersion also sets spec.channel and the channel entry's upgrade
+// edges.
 func (b *Bundle) OperatorVersion(namespace string) (*almv1alpha1.OperatorVersion, error) {
+	if !b.HasManifests() && b.Image != "" {
+		return b.imageOperatorVersion(namespace)
+	}
 	m, err := b.Manifests()
 	if err != nil {
 		return nil, err
 	}
+	ov := b.operatorVersion(namespace)
 	csv := m.CSV
-	ov := &almv1alpha1.OperatorVersion{
+	ov.Spec.Replaces, ov.Spec.Skips = csv.Spec.Replaces, append([]string(nil), csv.Spec.Skips...)
+	ov.Spec.SkipRange, ov.Spec.DisplayName = csv.Annotations[AnnotationSkipRange], csv.Spec.DisplayName
+	ov.Spec.CustomResourceDefinitions = *csv.Spec.CustomResourceDefinitions.DeepCopy()
+	ov.Spec.Install = *csv.Spec.InstallStrategy.DeepCopy()
+	if ov.Spec.Objects, err = specObjects(b.Name, m); err != nil {
+		return nil, err
+	}
+	digest, err := ContentDigest(&ov.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+	}
+	ov.Spec.Bundle = &almv1alpha1.BundleReference{Digest: digest}
+	return ov, nil
+}
+
+// imageOperatorVersion is the OperatorVersion of a bundle whose content is in its image only.
+func (b *Bundle) imageOperatorVersion(namespace string) (*almv1alpha1.OperatorVersion, error) {
+	if b.ImageDigest == "" {
+		return nil, fmt.Errorf("bundle %s: %w, and the digest of its image %s is not known: reference bundle images by digest in the catalog",
+			b.Name, ErrNoManifests, b.Image)
+	}
+	ov := b.operatorVersion(namespace)
+	if md := b.Metadata; md != nil {
+		ov.Spec.DisplayName, ov.Spec.SkipRange = md.DisplayName, md.SkipRange
+		ov.Spec.CustomResourceDefinitions = *md.CRDs.DeepCopy()
+	}
+	ov.Spec.Bundle = &almv1alpha1.BundleReference{Image: b.Image, Digest: b.ImageDigest}
+	return ov, nil
+}
+
+func (b *Bundle) operatorVersion(namespace string) *almv1alpha1.OperatorVersion {
+	return &almv1alpha1.OperatorVersion{
 		TypeMeta:   metav1.TypeMeta{APIVersion: almv1alpha1.GroupVersion.String(), Kind: "OperatorVersion"},
 		ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: namespace},
 		Spec: almv1alpha1.OperatorVersionSpec{
-			PackageName:               b.Package,
-			Version:                   version.OperatorVersion{Version: b.Version},
-			Replaces:                  csv.Spec.Replaces,
-			Skips:                     append([]string(nil), csv.Spec.Skips...),
-			SkipRange:                 csv.Annotations[AnnotationSkipRange],
-			DisplayName:               csv.Spec.DisplayName,
-			CustomResourceDefinitions: *csv.Spec.CustomResourceDefinitions.DeepCopy(),
-			Install:                   *csv.Spec.InstallStrategy.DeepCopy(),
+			PackageName: b.Package,
+			Version:     version.OperatorVersion{Version: b.Version},
 		},
 	}
-	// spec.objects: the CRDs, then the other objects, as the bundle ships them (without status).
+}
+
+// specObjects are spec.objects: the CRDs, then the other objects, as the bundle ships them (without status).
+func specObjects(name string, m *Manifests) ([]runtime.RawExtension, error) {
+	var out []runtime.RawExtension
 	for _, crd := range m.CRDs {
 		raw, err := manifestJSON(crd)
 		if err != nil {
-			return nil, fmt.Errorf("bundle %s: CRD %s: %w", b.Name, crd.Name, err)
+			return nil, fmt.Errorf("bundle %s: CRD %s: %w", name, crd.Name, err)
 		}
-		ov.Spec.Objects = append(ov.Spec.Objects, runtime.RawExtension{Raw: raw})
+		out = append(out, runtime.RawExtension{Raw: raw})
 	}
 	for _, obj := range m.Objects {
 		raw, err := manifestJSON(obj.Object)
 		if err != nil {
-			return nil, fmt.Errorf("bundle %s: %s %s: %w", b.Name, obj.GetKind(), obj.GetName(), err)
+			return nil, fmt.Errorf("bundle %s: %s %s: %w", name, obj.GetKind(), obj.GetName(), err)
 		}
-		ov.Spec.Objects = append(ov.Spec.Objects, runtime.RawExtension{Raw: raw})
+		out = append(out, runtime.RawExtension{Raw: raw})
 	}
-	return ov, nil
+	return out, nil
 }
 
 // bundleFromManifests builds the catalog record of a loaded bundle.

@@ -15,7 +15,9 @@ import (
 	"sync"
 
 	"github.com/blang/semver/v4"
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -95,8 +97,7 @@ func LoadDirWith(dir string, opts LoadOptions) (*Contents, error) {
 			}
 			return nil
 		}
-		switch strings.ToLower(filepath.Ext(name)) {
-		case ".json", ".yaml", ".yml":
+		if isFBCFile(name) {
 			fbcFiles = append(fbcFiles, path)
 		}
 		return nil
@@ -169,6 +170,7 @@ type fbcDoc struct {
 	Package        string                 `json:"package"`
 	DefaultChannel string                 `json:"defaultChannel"`
 	Entries        []declcfg.ChannelEntry `json:"entries"`
+	Image          string                 `json:"image"`
 	Properties     []fbcProperty          `json:"properties"`
 	Kind           string                 `json:"kind"`
 }
@@ -184,6 +186,7 @@ const (
 	propGVK         = "olm.gvk"
 	propGVKRequired = "olm.gvk.required"
 	propObject      = "olm.bundle.object"
+	propCSVMetadata = "olm.csv.metadata"
 )
 
 // Load reads File-Based Catalog documents (JSON or YAML stream) from r; path names r in problems. Documents of
@@ -244,7 +247,7 @@ func bundleFromDoc(d *fbcDoc, path string) (*bundle.Bundle, *bundle.Problem) {
 	if d.Name == "" || d.Package == "" {
 		return fail(bundle.RuleMalformedFBC, "", "olm.bundle %q without a name or package", d.Name)
 	}
-	b := bundle.Bundle{Name: d.Name, Package: d.Package, Path: path}
+	b := bundle.Bundle{Name: d.Name, Package: d.Package, Path: path, Image: d.Image, ImageDigest: pinnedDigest(d.Image)}
 	var objects [][]byte
 	versionSeen := false
 	for _, p := range d.Properties {
@@ -285,10 +288,70 @@ func bundleFromDoc(d *fbcDoc, path string) (*bundle.Bundle, *bundle.Problem) {
 				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.bundle.object property: %v", d.Name, err)
 			}
 			objects = append(objects, o.Data)
+		case propCSVMetadata:
+			md, err := csvMetadata(p.Value)
+			if err != nil {
+				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.csv.metadata property: %v", d.Name, err)
+			}
+			b.Metadata = md
 		}
 	}
 	if !versionSeen {
 		return fail(bundle.RuleInvalidSemver, "add an olm.package property with the bundle's version", "bundle %s has no version (olm.package property)", d.Name)
 	}
 	return bundle.FromFBC(b, objects), nil
+}
+
+// csvMetadata keeps what an OperatorVersion shows of an olm.csv.metadata property; descriptions, icons and
+// descriptors are dropped (a catalog of thousands of bundles would hold them all in memory).
+func csvMetadata(raw json.RawMessage) (*bundle.Metadata, error) {
+	var v property.CSVMetadata
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	md := &bundle.Metadata{DisplayName: v.DisplayName, SkipRange: v.Annotations[bundle.AnnotationSkipRange]}
+	for _, d := range v.CustomResourceDefinitions.Owned {
+		md.CRDs.Owned = append(md.CRDs.Owned, opv1alpha1.CRDDescription{Name: d.Name, Version: d.Version, Kind: d.Kind, DisplayName: d.DisplayName})
+	}
+	for _, d := range v.CustomResourceDefinitions.Required {
+		md.CRDs.Required = append(md.CRDs.Required, opv1alpha1.CRDDescription{Name: d.Name, Version: d.Version, Kind: d.Kind, DisplayName: d.DisplayName})
+	}
+	return md, nil
+}
+
+// pinnedDigest is the digest an image reference pins ("repo@sha256:..."), or "".
+func pinnedDigest(ref string) string {
+	if _, d, ok := strings.Cut(ref, "@"); ok && strings.HasPrefix(d, "sha256:") {
+		return d
+	}
+	return ""
+}
+
+// LoadFS reads every File-Based Catalog file (.json, .yaml, .yml) of fsys in lexical order: the configs directory
+// of a catalog image. Other files are ignored, as opm ignores them; a file that does not parse is a problem named
+// by prefix and its path, and the other files still load.
+func LoadFS(fsys fs.FS, prefix string) (*Contents, error) {
+	c := &Contents{}
+	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !isFBCFile(path) {
+			return err
+		}
+		f, err := fsys.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		c.Add(Load(f, prefix+path))
+		return nil
+	})
+	return c, err
+}
+
+// isFBCFile reports whether a file name is one a File-Based Catalog may be written in.
+func isFBCFile(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".json", ".yaml", ".yml":
+		return true
+	}
+	return false
 }

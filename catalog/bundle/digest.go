@@ -1,0 +1,64 @@
+package bundle
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// ContentDigest is the digest of what ALM installs for an OperatorVersion: its install strategy, CRD descriptions
+// and objects, as "sha256:<hex>". It is computed over a canonical JSON form (object keys sorted, null values
+// dropped, numbers as written), so the spec the resolver built and the same spec read back from the API server have
+// the same digest, and any change to what would be applied changes it.
+func ContentDigest(spec *almv1alpha1.OperatorVersionSpec) (string, error) {
+	content := struct {
+		Install any `json:"install"`
+		CRDs    any `json:"customresourcedefinitions"`
+		Objects any `json:"objects"`
+	}{spec.Install, spec.CustomResourceDefinitions, spec.Objects}
+	raw, err := json.Marshal(content)
+	if err != nil {
+		return "", fmt.Errorf("encoding the bundle content: %w", err)
+	}
+	canonical, err := canonicalJSON(raw)
+	if err != nil {
+		return "", fmt.Errorf("encoding the bundle content: %w", err)
+	}
+	sum := sha256.Sum256(canonical)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// canonicalJSON re-encodes JSON with sorted keys, without null values and with numbers kept as written.
+func canonicalJSON(raw []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(dropNulls(v))
+}
+
+// dropNulls removes the null members of objects (e.g. creationTimestamp: null in a pod template), which the API
+// server may or may not keep; a null member means the same as a missing one.
+func dropNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if e == nil {
+				delete(t, k)
+				continue
+			}
+			t[k] = dropNulls(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = dropNulls(e)
+		}
+	}
+	return v
+}
