@@ -1,6 +1,8 @@
-// Package catalogsource is the CatalogSource loop: it loads each CatalogSource (a directory, or the ConfigMaps that
-// `almctl publish` writes) into the registry the catalog loops resolve from, and reports packages, bundles and
-// rejected bundles in status. A broken bundle is reported and excluded; the rest of the catalog keeps serving.
+// Package catalogsource is the CatalogSource loop: it loads each CatalogSource (a directory, the ConfigMaps that
+// `almctl publish` writes, or a File-Based Catalog image polled by digest) into the registry the catalog loops
+// resolve from, and reports packages, bundles and rejected bundles in status. A broken bundle is reported and
+// excluded; the rest of the catalog keeps serving, and a source that cannot be read keeps serving what it last
+// loaded.
 package catalogsource
 
 import (
@@ -26,11 +28,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/configmap"
 	"github.com/almproject/alm/catalog/fbc"
+	"github.com/almproject/alm/controllers/internal/imagepull"
 	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/registry"
 )
@@ -39,50 +43,44 @@ import (
 type Reconciler struct {
 	client.Client
 	Registry *registry.Registry
-	// Resync is how often a directory source is read again (ConfigMap sources are watched).
+	// Resync is how often a directory source is read again (ConfigMap sources are watched, image sources polled).
 	Resync time.Duration
+	// Images keeps the registry clients of image sources (shared with the installer, which pulls bundle images
+	// with the same credentials); nil means one of the loop's own.
+	Images *imagepull.Clients
+}
+
+// loaded is what reading a source found: its contents (nil when unchanged since the last load) and a digest that
+// changes when they do; for an image source, the poll.
+type loaded struct {
+	contents *fbc.Contents
+	digest   string
+	image    *imageLoad
 }
 
 // Reconcile loads one CatalogSource and writes its status.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	cs := &operatorsv1alpha1.CatalogSource{}
-	if err := r.Get(ctx, req.NamespacedName, cs); err != nil {
+	if err := r.Get(ctx, req.NamespacedName, cs); err != nil || !cs.DeletionTimestamp.IsZero() {
 		if client.IgnoreNotFound(err) == nil {
 			r.Registry.Delete(req.NamespacedName)
+			r.images().Forget(req.NamespacedName)
 		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !cs.DeletionTimestamp.IsZero() {
-		r.Registry.Delete(req.NamespacedName)
-		return reconcile.Result{}, nil
-	}
 	st := *cs.Status.DeepCopy()
 	st.ObservedGeneration = cs.Generation
-	result := reconcile.Result{}
-	if cs.Spec.Directory != nil {
-		result.RequeueAfter = r.resync()
+	now := metav1.Now()
+	got, err := r.load(ctx, cs)
+	if cs.Spec.Image != nil {
+		imageStatus(&st, got.image, err == nil && got.contents != nil, now)
 	}
-
-	contents, digest, err := r.load(ctx, cs)
 	if err != nil {
-		// The source cannot be read: keep serving what was loaded before, and say why.
-		set(&st, cs, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonSourceError, err.Error())
-		if werr := r.writeStatus(ctx, cs, st); werr != nil {
-			return reconcile.Result{}, werr
-		}
-		var invalid *invalidSpecError
-		switch {
-		case errors.As(err, &invalid):
-			return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("CatalogSource %s: %w", klog.KObj(cs), err))
-		case cs.Spec.Directory != nil:
-			return result, nil // polled: the directory is read again after the resync period
-		}
-		return reconcile.Result{}, fmt.Errorf("loading CatalogSource %s: %w", klog.KObj(cs), err)
+		return r.failed(ctx, cs, st, err)
 	}
 	old, known := r.Registry.Digest(req.NamespacedName)
-	ix := r.Registry.Set(req.NamespacedName, int(cs.Spec.Priority), contents, digest)
-	if !known || old != digest || st.LastSync == nil {
-		now := metav1.Now()
+	ix := r.Registry.Set(req.NamespacedName, int(cs.Spec.Priority), got.contents, got.digest)
+	if !known || old != got.digest || st.LastSync == nil {
 		st.LastSync = &now
 	}
 	summary := ix.Status(registry.Name(req.NamespacedName))
@@ -90,6 +88,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	st.PackageCount, st.BundleCount = int32(len(summary.Packages)), int32(summary.Bundles)
 	st.RejectedBundles, st.RejectedCount = summary.Rejected, int32(summary.RejectedCount)
 	msg := fmt.Sprintf("serving %d bundles of %d packages", summary.Bundles, len(summary.Packages))
+	if got.image != nil {
+		msg += " from " + got.image.ref
+	}
 	set(&st, cs, operatorsv1alpha1.ConditionReady, metav1.ConditionTrue, operatorsv1alpha1.ReasonSynced, msg)
 	if summary.RejectedCount > 0 {
 		set(&st, cs, operatorsv1alpha1.ConditionDegraded, metav1.ConditionTrue, operatorsv1alpha1.ReasonBundlesRejected,
@@ -97,42 +98,104 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	} else {
 		set(&st, cs, operatorsv1alpha1.ConditionDegraded, metav1.ConditionFalse, operatorsv1alpha1.ReasonAllBundlesValid, "no bundle was rejected")
 	}
-	return result, r.writeStatus(ctx, cs, st)
+	res, err := r.writeStatus(ctx, cs, st)
+	if res.IsZero() {
+		res.RequeueAfter = r.nextRead(cs, false)
+	}
+	return res, err
+}
+
+// failed reports a source that cannot be read: what was loaded before keeps serving, and Ready says why.
+func (r *Reconciler) failed(ctx context.Context, cs *operatorsv1alpha1.CatalogSource, st operatorsv1alpha1.CatalogSourceStatus, err error) (reconcile.Result, error) {
+	reason := operatorsv1alpha1.ReasonSourceError
+	var pull *pullError
+	var invalid *invalidSpecError
+	var invalidPull *imagepull.InvalidSpecError
+	switch {
+	case errors.As(err, &pull):
+		reason = pull.reason
+	case errors.As(err, &invalid), errors.As(err, &invalidPull):
+		reason = operatorsv1alpha1.ReasonInvalidSpec
+	}
+	msg := err.Error()
+	if _, ok := r.Registry.Digest(client.ObjectKeyFromObject(cs)); ok && st.Image != nil && st.Image.Ref != "" {
+		msg += "; still serving " + st.Image.Ref
+	}
+	set(&st, cs, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
+	if res, werr := r.writeStatus(ctx, cs, st); werr != nil || !res.IsZero() {
+		return res, werr
+	}
+	switch {
+	case reason == operatorsv1alpha1.ReasonInvalidSpec:
+		return reconcile.Result{}, reconcile.TerminalError(fmt.Errorf("CatalogSource %s: %w", klog.KObj(cs), err))
+	case cs.Spec.Directory != nil, cs.Spec.Image != nil:
+		return reconcile.Result{RequeueAfter: r.nextRead(cs, true)}, nil // polled: read again after the interval
+	}
+	return reconcile.Result{}, fmt.Errorf("loading CatalogSource %s: %w", klog.KObj(cs), err)
+}
+
+// nextRead is when a polled source is read again: directories after the resync period, image tags after their poll
+// interval (a failed pull sooner); watched ConfigMaps and digest references never.
+func (r *Reconciler) nextRead(cs *operatorsv1alpha1.CatalogSource, failed bool) time.Duration {
+	switch {
+	case cs.Spec.Directory != nil:
+		return r.resync()
+	case cs.Spec.Image != nil:
+		d := pollInterval(cs.Spec.Image)
+		if failed && (d == 0 || d > retryInterval) {
+			d = retryInterval
+		}
+		return d
+	}
+	return 0
+}
+
+func (r *Reconciler) images() *imagepull.Clients {
+	if r.Images == nil {
+		r.Images = &imagepull.Clients{}
+	}
+	return r.Images
 }
 
 // load reads the source and returns its contents and a digest that changes when they do.
-func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSource) (*fbc.Contents, string, error) {
+func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSource) (loaded, error) {
 	switch {
+	case cs.Spec.Image != nil:
+		img, err := r.loadImage(ctx, cs)
+		if err != nil {
+			return loaded{}, err
+		}
+		return loaded{contents: img.contents, digest: img.digest, image: img}, nil
 	case cs.Spec.Directory != nil:
 		digest, err := dirDigest(cs.Spec.Directory.Path)
 		if err != nil {
-			return nil, "", fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
+			return loaded{}, fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
 		}
 		if old, ok := r.Registry.Digest(client.ObjectKeyFromObject(cs)); ok && old == digest {
-			return nil, digest, nil // unchanged: Set keeps the loaded contents
+			return loaded{digest: digest}, nil // unchanged: Set keeps the loaded contents
 		}
 		contents, err := fbc.LoadDir(cs.Spec.Directory.Path)
 		if err != nil {
-			return nil, "", fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
+			return loaded{}, fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
 		}
-		return contents, digest, nil
+		return loaded{contents: contents, digest: digest}, nil
 	case cs.Spec.ConfigMap != nil:
 		selector, err := Selector(cs)
 		if err != nil {
-			return nil, "", &invalidSpecError{fmt.Errorf("spec.configMap.selector: %w", err)}
+			return loaded{}, &invalidSpecError{fmt.Errorf("spec.configMap.selector: %w", err)}
 		}
 		list := &corev1.ConfigMapList{}
 		if err := r.List(ctx, list, client.InNamespace(cs.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-			return nil, "", err
+			return loaded{}, err
 		}
 		sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
 		h := sha256.New()
 		for _, cm := range list.Items {
 			fmt.Fprintf(h, "%s/%s\n", cm.Name, cm.ResourceVersion)
 		}
-		return configmap.Load(list.Items), hex.EncodeToString(h.Sum(nil)), nil
+		return loaded{contents: configmap.Load(list.Items), digest: hex.EncodeToString(h.Sum(nil))}, nil
 	}
-	return nil, "", &invalidSpecError{errors.New("spec: neither configMap nor directory is set")}
+	return loaded{}, &invalidSpecError{errors.New("spec: none of configMap, directory and image is set")}
 }
 
 // invalidSpecError: the CatalogSource's spec cannot be served until it is changed.
@@ -188,10 +251,12 @@ func (r *Reconciler) resync() time.Duration {
 // by digest.
 const DefaultResync = 30 * time.Second
 
-func (r *Reconciler) writeStatus(ctx context.Context, cs *operatorsv1alpha1.CatalogSource, st operatorsv1alpha1.CatalogSourceStatus) error {
+// writeStatus writes st; a write refused because the copy read was stale is retried soon (the loop's own status
+// writes do not trigger it, so no event would bring the object back).
+func (r *Reconciler) writeStatus(ctx context.Context, cs *operatorsv1alpha1.CatalogSource, st operatorsv1alpha1.CatalogSourceStatus) (reconcile.Result, error) {
 	orig := cs.DeepCopy()
 	cs.Status = st
-	return status.Patch(ctx, r, orig, cs)
+	return status.PatchOrRetry(ctx, r, orig, cs)
 }
 
 func set(st *operatorsv1alpha1.CatalogSourceStatus, cs *operatorsv1alpha1.CatalogSource, t string, s metav1.ConditionStatus, reason, msg string) {
@@ -201,7 +266,10 @@ func set(st *operatorsv1alpha1.CatalogSourceStatus, cs *operatorsv1alpha1.Catalo
 // SetupWithManager registers the loop: CatalogSources, and the labelled ConfigMaps that make up their contents.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
 	return builder.ControllerManagedBy(mgr).Named("catalogsource").
-		For(&operatorsv1alpha1.CatalogSource{}).
+		// Its own status writes do not trigger a read (an image source would poll at every write); a spec, label or
+		// annotation change does: `kubectl annotate catsrc NAME refresh=$(date +%s)` polls an image source now.
+		For(&operatorsv1alpha1.CatalogSource{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+			predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, obj client.Object) []reconcile.Request {
 			name, ok := obj.GetLabels()[operatorsv1alpha1.LabelCatalog]
 			if !ok {

@@ -91,18 +91,29 @@ func hintNotFound(err error) error {
 // checkLoopback allows plain HTTP only for a registry on loopback: anything else could be answered by whoever sits
 // on the network path.
 func checkLoopback(ref string) error {
-	r, err := name.ParseReference(ref)
+	host, loopback, err := OnLoopback(ref)
 	if err != nil {
 		return &InvalidSpecError{Msg: fmt.Sprintf("spec.image.ref %q: %v", ref, err)}
+	}
+	if loopback {
+		return nil
+	}
+	return &InvalidSpecError{Msg: fmt.Sprintf("spec.image.insecure: plain HTTP is allowed only for a registry on loopback (localhost, 127.0.0.0/8, ::1), not %s; serve the registry over TLS and set spec.image.caBundle for a private CA", host)}
+}
+
+// OnLoopback says whether an image reference's registry is on loopback (localhost, 127.0.0.0/8, ::1), and names
+// the registry host.
+func OnLoopback(ref string) (string, bool, error) {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return "", false, err
 	}
 	host := r.Context().RegistryStr()
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
-		return nil
-	}
-	return &InvalidSpecError{Msg: fmt.Sprintf("spec.image.insecure: plain HTTP is allowed only for a registry on loopback (localhost, 127.0.0.0/8, ::1), not %s; serve the registry over TLS and set spec.image.caBundle for a private CA", host)}
+	ip := net.ParseIP(host)
+	return host, host == "localhost" || (ip != nil && ip.IsLoopback()), nil
 }
 
 // Clients keeps one image.Client per CatalogSource while its options are unchanged: a client keeps its registry
