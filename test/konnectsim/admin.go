@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
 
 // AdminPrefix is where the simulator's own control API lives, so that tests
@@ -28,7 +30,7 @@ const AdminPrefix = "/_simulator"
 
 func (s *Server) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+AdminPrefix+"/counters", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, "application/json", map[string]any{
+		store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{
 			"total":     s.TotalRequests(),
 			"endpoints": s.Counters(),
 			"injected":  s.Injected(),
@@ -43,10 +45,10 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		if objs == nil {
 			objs = []Object{}
 		}
-		writeJSON(w, http.StatusOK, "application/json", objs)
+		store.WriteJSON(w, http.StatusOK, "application/json", objs)
 	})
 	mux.HandleFunc("PATCH "+AdminPrefix+"/objects/{id}", func(w http.ResponseWriter, r *http.Request) {
-		patch, err := readObject(r)
+		patch, err := store.ReadObject(r)
 		if err != nil {
 			adminError(w, http.StatusBadRequest, err)
 			return
@@ -140,7 +142,7 @@ func (s *Server) adminSettings(w http.ResponseWriter, r *http.Request) {
 }
 
 func decodeStrict(r io.Reader, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r, maxBodyBytes))
+	dec := json.NewDecoder(io.LimitReader(r, store.MaxBodyBytes))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
 }
@@ -157,5 +159,5 @@ func adminResult(w http.ResponseWriter, err error) {
 }
 
 func adminError(w http.ResponseWriter, status int, err error) {
-	writeJSON(w, status, "application/json", map[string]any{"message": err.Error()})
+	store.WriteJSON(w, status, "application/json", map[string]any{"message": err.Error()})
 }

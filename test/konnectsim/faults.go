@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
 
 // FaultRule injects failures into matching requests. A request that passes
@@ -124,23 +126,18 @@ func (s *Server) ThrottleFor(orgID string, d, retryAfter time.Duration) {
 
 // setThrottle installs th for the organization orgID ("" for any); an unknown orgID has no effect.
 func (s *Server) setThrottle(orgID string, th *throttle) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var key *org
-	for _, o := range s.orgs {
-		if o.id == orgID {
-			key = o
-		}
-	}
+	key := s.st.OrgByID(orgID)
 	if key == nil && orgID != "" {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.throttles[key] = th
 }
 
 // rateLimitedLocked reports whether a request of o must be answered with 429, and the Retry-After.
-func (s *Server) rateLimitedLocked(o *org) (time.Duration, bool) {
-	for _, key := range []*org{o, nil} {
+func (s *Server) rateLimitedLocked(o *store.Org) (time.Duration, bool) {
+	for _, key := range []*store.Org{o, nil} {
 		if t := s.throttles[key]; t != nil && t.remaining > 0 {
 			t.remaining--
 			return t.retryAfter, true
@@ -194,7 +191,7 @@ func (s *Server) faultLocked(method, path string) (faultDecision, bool) {
 		if f.Times > 0 && f.fired >= f.Times {
 			continue
 		}
-		if f.Probability > 0 && s.rnd.Float64() >= f.Probability {
+		if f.Probability > 0 && s.st.Float64() >= f.Probability {
 			continue
 		}
 		f.fired++
@@ -207,10 +204,10 @@ func (s *Server) faultLocked(method, path string) (faultDecision, bool) {
 		}
 		return d, true
 	}
-	if s.errorRate > 0 && s.rnd.Float64() < s.errorRate {
+	if s.errorRate > 0 && s.st.Float64() < s.errorRate {
 		return faultDecision{status: http.StatusInternalServerError}, true
 	}
-	if s.lostRate > 0 && isMutation(method) && s.rnd.Float64() < s.lostRate {
+	if s.lostRate > 0 && isMutation(method) && s.st.Float64() < s.lostRate {
 		return faultDecision{status: http.StatusBadGateway, lost: true}, true
 	}
 	return faultDecision{}, false
@@ -281,7 +278,7 @@ func (s *Server) countInjectedLocked(limited bool, fault faultDecision, faulty b
 	}
 }
 
-type handlerFunc func(w http.ResponseWriter, r *http.Request, o *org)
+type handlerFunc func(w http.ResponseWriter, r *http.Request, o *store.Org)
 
 // handle registers h for pattern ("METHOD /template") behind the request
 // pipeline: count, latency, authentication, rate limit, fault injection.
@@ -323,7 +320,7 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, h handle
 		if limited {
 			// Konnect's API gateway answers like Kong's rate limiting plugin.
 			w.Header().Set("Retry-After", retryAfterSeconds(retryAfter))
-			writeJSON(w, http.StatusTooManyRequests, "application/json", map[string]any{
+			store.WriteJSON(w, http.StatusTooManyRequests, "application/json", map[string]any{
 				"message": "API rate limit exceeded",
 			})
 			return
@@ -347,14 +344,12 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, h handle
 }
 
 // authenticate returns the organization of the request's bearer token, or nil.
-func (s *Server) authenticate(r *http.Request) *org {
+func (s *Server) authenticate(r *http.Request) *store.Org {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || token == "" {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.tokens[token]
+	return s.st.OrgByToken(token)
 }
 
 // discardWriter swallows a response whose delivery is "lost".

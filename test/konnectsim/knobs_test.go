@@ -1,4 +1,4 @@
-package konnectsim
+package konnectsim_test
 
 import (
 	"context"
@@ -17,16 +17,19 @@ import (
 	"github.com/Kong/sdk-konnect-go/models/operations"
 	"github.com/Kong/sdk-konnect-go/models/sdkerrors"
 	"github.com/Kong/sdk-konnect-go/retry"
+
+	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/konnectsim/internal/simtest"
 )
 
 func TestUnauthorized(t *testing.T) {
-	s := startServer(t, Options{})
-	cp := createControlPlane(t, newSDK(s, DefaultToken), "cp", nil)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	cp := simtest.CreateControlPlane(t, simtest.NewSDK(s, konnectsim.DefaultToken), "cp", nil)
 	ctx := context.Background()
 
 	for _, token := range []string{"", "kpat_wrong"} {
 		t.Run("token="+token, func(t *testing.T) {
-			sdk := newSDK(s, token)
+			sdk := simtest.NewSDK(s, token)
 			_, err := sdk.ControlPlanes.ListControlPlanes(ctx, operations.ListControlPlanesRequest{})
 			var unauthorized *sdkerrors.UnauthorizedError
 			if !errors.As(err, &unauthorized) {
@@ -46,25 +49,25 @@ func TestUnauthorized(t *testing.T) {
 	}
 
 	// Token rotation: a new token works, a revoked one gets 401.
-	if err := s.AddToken(s.OrganizationID(DefaultToken), "kpat_rotated"); err != nil {
+	if err := s.AddToken(s.OrganizationID(konnectsim.DefaultToken), "kpat_rotated"); err != nil {
 		t.Fatal(err)
 	}
-	s.RevokeToken(DefaultToken)
-	if _, err := newSDK(s, "kpat_rotated").ControlPlanes.GetControlPlane(ctx, cp.ID); err != nil {
+	s.RevokeToken(konnectsim.DefaultToken)
+	if _, err := simtest.NewSDK(s, "kpat_rotated").ControlPlanes.GetControlPlane(ctx, cp.ID); err != nil {
 		t.Fatalf("rotated token: %v", err)
 	}
-	if _, err := newSDK(s, DefaultToken).ControlPlanes.GetControlPlane(ctx, cp.ID); sdkStatus(err) != http.StatusUnauthorized {
+	if _, err := simtest.NewSDK(s, konnectsim.DefaultToken).ControlPlanes.GetControlPlane(ctx, cp.ID); simtest.SDKStatus(err) != http.StatusUnauthorized {
 		t.Fatalf("revoked token: %v", err)
 	}
 }
 
 func TestThrottleAnswers429WithRetryAfter(t *testing.T) {
-	s := startServer(t, Options{Organizations: []Organization{
+	s := konnectsim.StartTest(t, konnectsim.Options{Organizations: []konnectsim.Organization{
 		{Name: "A", Tokens: []string{"kpat_a"}},
 		{Name: "B", Tokens: []string{"kpat_b"}},
 	}})
 	ctx := context.Background()
-	a, b := newSDK(s, "kpat_a"), newSDK(s, "kpat_b")
+	a, b := simtest.NewSDK(s, "kpat_a"), simtest.NewSDK(s, "kpat_b")
 	s.Throttle(s.OrganizationID("kpat_a"), 2, 1500*time.Millisecond)
 
 	for i := range 2 {
@@ -87,9 +90,9 @@ func TestThrottleAnswers429WithRetryAfter(t *testing.T) {
 }
 
 func TestThrottleForAWindow(t *testing.T) {
-	s := startServer(t, Options{})
+	s := konnectsim.StartTest(t, konnectsim.Options{})
 	ctx := context.Background()
-	sdk := newSDK(s, DefaultToken)
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	s.ThrottleFor("", 300*time.Millisecond, time.Second)
 	// Every request in the window is throttled, however many there are.
 	for i := range 3 {
@@ -117,10 +120,10 @@ func TestThrottleForAWindow(t *testing.T) {
 }
 
 func TestInjectedCountsFaults(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	s.FailNext("", "", 2, 0)
-	s.LoseNext("POST", PathControlPlanes, 1)
+	s.LoseNext("POST", konnectsim.PathControlPlanes, 1)
 	for range 2 {
 		if _, err := sdk.ControlPlanes.ListControlPlanes(context.Background(), operations.ListControlPlanesRequest{}); err == nil {
 			t.Fatal("want the injected 500")
@@ -129,18 +132,18 @@ func TestInjectedCountsFaults(t *testing.T) {
 	if _, err := sdk.ControlPlanes.CreateControlPlane(context.Background(), components.CreateControlPlaneRequest{Name: "cp"}); err == nil {
 		t.Fatal("want the lost answer")
 	}
-	if got, want := s.Injected(), (Injected{ServerErrors: 2, LostResponses: 1}); got != want {
+	if got, want := s.Injected(), (konnectsim.Injected{ServerErrors: 2, LostResponses: 1}); got != want {
 		t.Errorf("Injected() = %+v, want %+v", got, want)
 	}
 	s.ResetCounters()
-	if got := s.Injected(); got != (Injected{}) {
+	if got := s.Injected(); got != (konnectsim.Injected{}) {
 		t.Errorf("after ResetCounters: %+v", got)
 	}
 }
 
 func TestSDKRetryHonoursRetryAfter(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken, sdkkonnectgo.WithRetryConfig(retry.Config{
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken, sdkkonnectgo.WithRetryConfig(retry.Config{
 		Strategy: "backoff",
 		Backoff:  &retry.BackoffStrategy{InitialInterval: 10, MaxInterval: 5000, Exponent: 1.5, MaxElapsedTime: 10000},
 	}))
@@ -152,14 +155,14 @@ func TestSDKRetryHonoursRetryAfter(t *testing.T) {
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("retried after %v, before Retry-After", d)
 	}
-	if n := s.Count("GET " + PathControlPlanes); n != 2 {
+	if n := s.Count("GET " + konnectsim.PathControlPlanes); n != 2 {
 		t.Errorf("%d requests, want 2", n)
 	}
 }
 
 func TestRateLimitPerOrganization(t *testing.T) {
-	s := startServer(t, Options{
-		Organizations: []Organization{{Tokens: []string{"kpat_a"}}, {Tokens: []string{"kpat_b"}}},
+	s := konnectsim.StartTest(t, konnectsim.Options{
+		Organizations: []konnectsim.Organization{{Tokens: []string{"kpat_a"}}, {Tokens: []string{"kpat_b"}}},
 		// One request every 5s after a burst of 5: the test takes far less than 5s.
 		RateLimit: 0.2, RateLimitBurst: 5,
 	})
@@ -179,14 +182,14 @@ func TestRateLimitPerOrganization(t *testing.T) {
 		}
 		return ok, limited
 	}
-	if ok, limited := count(newSDK(s, "kpat_a"), 10); ok != 5 || limited != 5 {
+	if ok, limited := count(simtest.NewSDK(s, "kpat_a"), 10); ok != 5 || limited != 5 {
 		t.Errorf("org A: %d ok, %d limited; want the burst of 5 through", ok, limited)
 	}
-	if ok, _ := count(newSDK(s, "kpat_b"), 5); ok != 5 {
+	if ok, _ := count(simtest.NewSDK(s, "kpat_b"), 5); ok != 5 {
 		t.Errorf("org B: %d ok, want 5 (separate bucket)", ok)
 	}
 	s.SetRateLimit(0, 0)
-	if ok, _ := count(newSDK(s, "kpat_a"), 5); ok != 5 {
+	if ok, _ := count(simtest.NewSDK(s, "kpat_a"), 5); ok != 5 {
 		t.Errorf("after disabling: %d ok", ok)
 	}
 }
@@ -201,25 +204,25 @@ func TestFaultInjection(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name          string
-		fault         FaultRule
+		fault         konnectsim.FaultRule
 		wantStatus    int  // 0: a transport error
 		wantCommitted bool // the service exists afterwards
 	}{
-		{"5xx before commit", FaultRule{Method: "POST", Path: PathServices, Times: 1}, http.StatusInternalServerError, false},
-		{"503", FaultRule{Path: PathServices, Times: 1, Status: http.StatusServiceUnavailable}, http.StatusServiceUnavailable, false},
-		{"lost response", FaultRule{Method: "POST", Path: PathServices, Times: 1, LostResponse: true}, http.StatusBadGateway, true},
-		{"dropped connection", FaultRule{Method: "POST", Path: PathServices, Times: 1, DropConnection: true}, 0, false},
-		{"lost response, dropped connection", FaultRule{Method: "POST", Path: PathServices, Times: 1, LostResponse: true, DropConnection: true}, 0, true},
-		{"other endpoint unaffected", FaultRule{Method: "POST", Path: PathConsumers, Times: 1}, -1, true},
+		{"5xx before commit", konnectsim.FaultRule{Method: "POST", Path: konnectsim.PathServices, Times: 1}, http.StatusInternalServerError, false},
+		{"503", konnectsim.FaultRule{Path: konnectsim.PathServices, Times: 1, Status: http.StatusServiceUnavailable}, http.StatusServiceUnavailable, false},
+		{"lost response", konnectsim.FaultRule{Method: "POST", Path: konnectsim.PathServices, Times: 1, LostResponse: true}, http.StatusBadGateway, true},
+		{"dropped connection", konnectsim.FaultRule{Method: "POST", Path: konnectsim.PathServices, Times: 1, DropConnection: true}, 0, false},
+		{"lost response, dropped connection", konnectsim.FaultRule{Method: "POST", Path: konnectsim.PathServices, Times: 1, LostResponse: true, DropConnection: true}, 0, true},
+		{"other endpoint unaffected", konnectsim.FaultRule{Method: "POST", Path: konnectsim.PathConsumers, Times: 1}, -1, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := startServer(t, Options{})
-			sdk := newSDK(s, DefaultToken)
-			cp := createControlPlane(t, sdk, "cp", nil)
+			s := konnectsim.StartTest(t, konnectsim.Options{})
+			sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
+			cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
 			s.AddFault(tc.fault)
 
-			_, err := sdk.Services.CreateService(ctx, cp.ID, components.Service{Name: ptr("svc"), Host: "h", Tags: []string{"k8s-uid:1"}})
+			_, err := sdk.Services.CreateService(ctx, cp.ID, components.Service{Name: simtest.Ptr("svc"), Host: "h", Tags: []string{"k8s-uid:1"}})
 			switch {
 			case tc.wantStatus == -1:
 				if err != nil {
@@ -230,13 +233,13 @@ func TestFaultInjection(t *testing.T) {
 					t.Fatalf("got %v, want a transport error", err)
 				}
 			default:
-				if got := sdkStatus(err); got != tc.wantStatus {
+				if got := simtest.SDKStatus(err); got != tc.wantStatus {
 					t.Fatalf("got %v (status %d), want %d", err, got, tc.wantStatus)
 				}
 			}
 
 			// What a client adopting a lost create would do: find it by tag.
-			res, err := sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Tags: ptr("k8s-uid:1")})
+			res, err := sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Tags: simtest.Ptr("k8s-uid:1")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,8 +247,8 @@ func TestFaultInjection(t *testing.T) {
 				t.Fatalf("committed = %v, want %v", committed, tc.wantCommitted)
 			}
 			// The rule fired once: the retry goes through and finds the name taken or creates it.
-			_, err = sdk.Services.CreateService(ctx, cp.ID, components.Service{Name: ptr("svc"), Host: "h"})
-			if tc.wantCommitted && sdkStatus(err) != http.StatusBadRequest || !tc.wantCommitted && err != nil {
+			_, err = sdk.Services.CreateService(ctx, cp.ID, components.Service{Name: simtest.Ptr("svc"), Host: "h"})
+			if tc.wantCommitted && simtest.SDKStatus(err) != http.StatusBadRequest || !tc.wantCommitted && err != nil {
 				t.Fatalf("second create: %v", err)
 			}
 		})
@@ -253,16 +256,16 @@ func TestFaultInjection(t *testing.T) {
 }
 
 func TestLostDeleteIsCommitted(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", nil)
-	svc := createService(t, sdk, cp.ID, "svc")
-	s.LoseNext("DELETE", PathService, 1)
-	if _, err := sdk.Services.DeleteService(ctx, cp.ID, *svc.ID); sdkStatus(err) != http.StatusBadGateway {
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
+	svc := simtest.CreateService(t, sdk, cp.ID, "svc")
+	s.LoseNext("DELETE", konnectsim.PathService, 1)
+	if _, err := sdk.Services.DeleteService(ctx, cp.ID, *svc.ID); simtest.SDKStatus(err) != http.StatusBadGateway {
 		t.Fatalf("delete: %v, want 502", err)
 	}
-	if _, err := sdk.Services.DeleteService(ctx, cp.ID, *svc.ID); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.Services.DeleteService(ctx, cp.ID, *svc.ID); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Fatalf("retried delete: %v, want 404", err)
 	}
 }
@@ -270,12 +273,12 @@ func TestLostDeleteIsCommitted(t *testing.T) {
 // Random faults are reproducible with a seed.
 func TestErrorRateIsSeeded(t *testing.T) {
 	pattern := func() string {
-		s := startServer(t, Options{Seed: 42, ErrorRate: 0.3})
-		sdk := newSDK(s, DefaultToken)
+		s := konnectsim.StartTest(t, konnectsim.Options{Seed: 42, ErrorRate: 0.3})
+		sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 		var b strings.Builder
 		for range 60 {
 			_, err := sdk.ControlPlanes.ListControlPlanes(context.Background(), operations.ListControlPlanesRequest{})
-			switch sdkStatus(err) {
+			switch simtest.SDKStatus(err) {
 			case 0:
 				b.WriteByte('.')
 			case http.StatusInternalServerError:
@@ -297,8 +300,8 @@ func TestErrorRateIsSeeded(t *testing.T) {
 
 func TestSeededIDs(t *testing.T) {
 	ids := func() string {
-		s := startServer(t, Options{Seed: 7})
-		return createControlPlane(t, newSDK(s, DefaultToken), "cp", nil).ID
+		s := konnectsim.StartTest(t, konnectsim.Options{Seed: 7})
+		return simtest.CreateControlPlane(t, simtest.NewSDK(s, konnectsim.DefaultToken), "cp", nil).ID
 	}
 	if a, b := ids(), ids(); a != b {
 		t.Fatalf("ids differ with one seed: %s %s", a, b)
@@ -306,8 +309,8 @@ func TestSeededIDs(t *testing.T) {
 }
 
 func TestLatency(t *testing.T) {
-	s := startServer(t, Options{Latency: 150 * time.Millisecond})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{Latency: 150 * time.Millisecond})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	start := time.Now()
 	if _, err := sdk.ControlPlanes.ListControlPlanes(context.Background(), operations.ListControlPlanesRequest{}); err != nil {
 		t.Fatal(err)
@@ -326,22 +329,22 @@ func TestLatency(t *testing.T) {
 }
 
 func TestCounters(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", nil)
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
 	for i := range 3 {
-		createService(t, sdk, cp.ID, fmt.Sprintf("s%d", i))
+		simtest.CreateService(t, sdk, cp.ID, fmt.Sprintf("s%d", i))
 	}
 	_, _ = sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID})
-	_, _ = newSDK(s, "kpat_wrong").Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID})
-	_, _, _ = rawRequest(t, s, "GET", "/v2/no-such-thing", DefaultToken, "")
+	_, _ = simtest.NewSDK(s, "kpat_wrong").Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID})
+	_, _, _ = simtest.RawRequest(t, s, "GET", "/v2/no-such-thing", konnectsim.DefaultToken, "")
 
 	want := map[string]int64{
-		"POST " + PathControlPlanes: 1,
-		"POST " + PathServices:      3,
-		"GET " + PathServices:       2, // a rejected request counts too
-		"GET unmatched":             1,
+		"POST " + konnectsim.PathControlPlanes: 1,
+		"POST " + konnectsim.PathServices:      3,
+		"GET " + konnectsim.PathServices:       2, // a rejected request counts too
+		"GET unmatched":                        1,
 	}
 	if got := s.Counters(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("counters = %v, want %v", got, want)
@@ -356,11 +359,11 @@ func TestCounters(t *testing.T) {
 }
 
 func TestOutOfBandEdit(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", map[string]string{"owner": "alm"})
-	svc := createService(t, sdk, cp.ID, "svc", "k8s-uid:1")
+	cp := simtest.CreateControlPlane(t, sdk, "cp", map[string]string{"owner": "alm"})
+	svc := simtest.CreateService(t, sdk, cp.ID, "svc", "k8s-uid:1")
 	route, err := sdk.Routes.CreateRoute(ctx, cp.ID, components.CreateRouteRouteJSON(components.RouteJSON{Paths: []string{"/"}, Service: &components.RouteJSONService{ID: svc.ID}}))
 	if err != nil {
 		t.Fatal(err)
@@ -393,26 +396,26 @@ func TestOutOfBandEdit(t *testing.T) {
 	if err := s.Remove(*route.Route.RouteJSON.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sdk.Routes.GetRoute(ctx, *route.Route.RouteJSON.ID, cp.ID); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.Routes.GetRoute(ctx, *route.Route.RouteJSON.ID, cp.ID); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Fatalf("route after removal: %v", err)
 	}
-	if err := s.Edit("nope", map[string]any{"name": "x"}); !errors.Is(err, ErrNotFound) {
+	if err := s.Edit("nope", map[string]any{"name": "x"}); !errors.Is(err, konnectsim.ErrNotFound) {
 		t.Fatalf("edit of unknown id: %v", err)
 	}
 
 	objs := s.Objects()
-	if len(objs) != 2 || objs[0].Kind != KindControlPlane || objs[1].Kind != KindService || objs[1].ControlPlaneID != cp.ID ||
-		objs[1].Name != "svc" || objs[1].OrganizationID != s.OrganizationID(DefaultToken) || objs[1].JSON["port"] != int64(8080) {
+	if len(objs) != 2 || objs[0].Kind != konnectsim.KindControlPlane || objs[1].Kind != konnectsim.KindService || objs[1].ControlPlaneID != cp.ID ||
+		objs[1].Name != "svc" || objs[1].OrganizationID != s.OrganizationID(konnectsim.DefaultToken) || objs[1].JSON["port"] != int64(8080) {
 		t.Fatalf("objects = %+v", objs)
 	}
 }
 
 // Many goroutines at once, as the operator and the benchmark do; run with -race.
 func TestConcurrentClients(t *testing.T) {
-	s := startServer(t, Options{LostResponseRate: 0.05, Seed: 3})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{LostResponseRate: 0.05, Seed: 3})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", nil)
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
 
 	const workers, perWorker = 16, 20
 	var wg sync.WaitGroup
@@ -423,18 +426,18 @@ func TestConcurrentClients(t *testing.T) {
 			defer wg.Done()
 			for i := range perWorker {
 				name := fmt.Sprintf("w%02d-%02d", w, i)
-				_, err := sdk.Services.CreateService(ctx, cp.ID, components.Service{Name: ptr(name), Host: "h", Tags: []string{"k8s-uid:" + name}})
-				if sdkStatus(err) == http.StatusBadGateway {
+				_, err := sdk.Services.CreateService(ctx, cp.ID, components.Service{Name: simtest.Ptr(name), Host: "h", Tags: []string{"k8s-uid:" + name}})
+				if simtest.SDKStatus(err) == http.StatusBadGateway {
 					err = nil // lost response: committed anyway
 				}
 				if err == nil {
-					_, err = sdk.Consumers.CreateConsumer(ctx, cp.ID, components.Consumer{Username: ptr(name)})
-					if sdkStatus(err) == http.StatusBadGateway {
+					_, err = sdk.Consumers.CreateConsumer(ctx, cp.ID, components.Consumer{Username: simtest.Ptr(name)})
+					if simtest.SDKStatus(err) == http.StatusBadGateway {
 						err = nil
 					}
 				}
 				if err == nil {
-					_, err = sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Size: ptr(int64(10))})
+					_, err = sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Size: simtest.Ptr(int64(10))})
 				}
 				if err != nil {
 					errs <- fmt.Errorf("%s: %w", name, err)
@@ -466,56 +469,56 @@ func TestConcurrentClients(t *testing.T) {
 }
 
 func TestAdminAPI(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
-	cp := createControlPlane(t, sdk, "cp", nil)
-	svc := createService(t, sdk, cp.ID, "svc")
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
+	svc := simtest.CreateService(t, sdk, cp.ID, "svc")
 
-	status, _, body := rawRequest(t, s, "GET", AdminPrefix+"/counters", "", "")
+	status, _, body := simtest.RawRequest(t, s, "GET", konnectsim.AdminPrefix+"/counters", "", "")
 	var counters struct {
 		Total     int64            `json:"total"`
 		Endpoints map[string]int64 `json:"endpoints"`
 	}
-	if err := json.Unmarshal([]byte(body), &counters); err != nil || status != 200 || counters.Total != 2 || counters.Endpoints["POST "+PathServices] != 1 {
+	if err := json.Unmarshal([]byte(body), &counters); err != nil || status != 200 || counters.Total != 2 || counters.Endpoints["POST "+konnectsim.PathServices] != 1 {
 		t.Fatalf("counters: %d %s", status, body)
 	}
-	if status, _, body = rawRequest(t, s, "PATCH", AdminPrefix+"/objects/"+*svc.ID, "", `{"host":"elsewhere"}`); status != http.StatusNoContent {
+	if status, _, body = simtest.RawRequest(t, s, "PATCH", konnectsim.AdminPrefix+"/objects/"+*svc.ID, "", `{"host":"elsewhere"}`); status != http.StatusNoContent {
 		t.Fatalf("edit: %d %s", status, body)
 	}
-	status, _, body = rawRequest(t, s, "GET", AdminPrefix+"/objects", "", "")
-	var objs []Object
+	status, _, body = simtest.RawRequest(t, s, "GET", konnectsim.AdminPrefix+"/objects", "", "")
+	var objs []konnectsim.Object
 	if err := json.Unmarshal([]byte(body), &objs); err != nil || status != 200 || len(objs) != 2 || objs[1].JSON["host"] != "elsewhere" {
 		t.Fatalf("objects: %d %s", status, body)
 	}
-	if status, _, body = rawRequest(t, s, "POST", AdminPrefix+"/faults", "", `{"method":"GET","path":"`+PathControlPlane+`","times":1,"status":503}`); status != http.StatusNoContent {
+	if status, _, body = simtest.RawRequest(t, s, "POST", konnectsim.AdminPrefix+"/faults", "", `{"method":"GET","path":"`+konnectsim.PathControlPlane+`","times":1,"status":503}`); status != http.StatusNoContent {
 		t.Fatalf("faults: %d %s", status, body)
 	}
-	if _, err := sdk.ControlPlanes.GetControlPlane(context.Background(), cp.ID); sdkStatus(err) != http.StatusServiceUnavailable {
+	if _, err := sdk.ControlPlanes.GetControlPlane(context.Background(), cp.ID); simtest.SDKStatus(err) != http.StatusServiceUnavailable {
 		t.Fatalf("injected 503: %T %v", err, err)
 	}
-	if status, _, body = rawRequest(t, s, "POST", AdminPrefix+"/settings", "", `{"latency":"1ms","error_rate":0,"rate_limit":100}`); status != http.StatusNoContent {
+	if status, _, body = simtest.RawRequest(t, s, "POST", konnectsim.AdminPrefix+"/settings", "", `{"latency":"1ms","error_rate":0,"rate_limit":100}`); status != http.StatusNoContent {
 		t.Fatalf("settings: %d %s", status, body)
 	}
-	if status, _, body = rawRequest(t, s, "POST", AdminPrefix+"/throttle", "", `{"requests":1,"retry_after":"3s"}`); status != http.StatusNoContent {
+	if status, _, body = simtest.RawRequest(t, s, "POST", konnectsim.AdminPrefix+"/throttle", "", `{"requests":1,"retry_after":"3s"}`); status != http.StatusNoContent {
 		t.Fatalf("throttle: %d %s", status, body)
 	}
-	if status, header, _ := rawRequest(t, s, "GET", PathControlPlanes, DefaultToken, ""); status != http.StatusTooManyRequests || header.Get("Retry-After") != "3" {
+	if status, header, _ := simtest.RawRequest(t, s, "GET", konnectsim.PathControlPlanes, konnectsim.DefaultToken, ""); status != http.StatusTooManyRequests || header.Get("Retry-After") != "3" {
 		t.Fatalf("throttled: %d %v", status, header)
 	}
-	if status, _, _ = rawRequest(t, s, "DELETE", AdminPrefix+"/objects/"+*svc.ID, "", ""); status != http.StatusNoContent {
+	if status, _, _ = simtest.RawRequest(t, s, "DELETE", konnectsim.AdminPrefix+"/objects/"+*svc.ID, "", ""); status != http.StatusNoContent {
 		t.Fatalf("remove: %d", status)
 	}
-	if status, _, _ = rawRequest(t, s, "DELETE", AdminPrefix+"/objects/"+*svc.ID, "", ""); status != http.StatusNotFound {
+	if status, _, _ = simtest.RawRequest(t, s, "DELETE", konnectsim.AdminPrefix+"/objects/"+*svc.ID, "", ""); status != http.StatusNotFound {
 		t.Fatalf("remove twice: %d", status)
 	}
-	if status, _, _ = rawRequest(t, s, "DELETE", AdminPrefix+"/counters", "", ""); status != http.StatusNoContent || s.TotalRequests() != 0 {
+	if status, _, _ = simtest.RawRequest(t, s, "DELETE", konnectsim.AdminPrefix+"/counters", "", ""); status != http.StatusNoContent || s.TotalRequests() != 0 {
 		t.Fatalf("reset: %d", status)
 	}
 }
 
 func TestStartOnlyOnLoopback(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0"} {
-		if err := New(Options{}).StartOn(addr); err == nil {
+		if err := konnectsim.New(konnectsim.Options{}).StartOn(addr); err == nil {
 			t.Errorf("StartOn(%q) accepted a non-loopback address", addr)
 		}
 	}

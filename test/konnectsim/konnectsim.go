@@ -24,13 +24,18 @@
 // out-of-band edits as a person in the Konnect UI would make them.
 //
 // The simulator only listens on loopback addresses.
+//
+// This package is the server: routing, authentication, the rate limit, fault
+// injection, counters and the admin API. The endpoints' handlers live in
+// internal/platform (organizations, control planes, groups) and
+// internal/coreentities (services, routes, consumers, credentials), and the
+// state they share in internal/store.
 package konnectsim
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -40,6 +45,10 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/almproject/alm/test/konnectsim/internal/coreentities"
+	"github.com/almproject/alm/test/konnectsim/internal/platform"
+	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
 
 // DefaultToken is the bearer token accepted when Options.Organizations is empty.
@@ -90,27 +99,24 @@ type Options struct {
 // Server is the simulator. It implements http.Handler; Start serves it on a
 // loopback listener. All methods are safe for concurrent use.
 type Server struct {
-	opts    Options
-	mux     *http.ServeMux
-	now     func() time.Time
-	latency atomic.Int64 // time.Duration
+	opts     Options
+	mux      *http.ServeMux
+	latency  atomic.Int64 // time.Duration
+	st       *store.Store
+	platform *platform.API
+	core     *coreentities.API
 
-	mu          sync.Mutex // guards the store, rnd and limiters
-	rnd         *rand.Rand
-	orgs        []*org
-	tokens      map[string]*org
-	seq         int64
-	limiters    map[*org]*rate.Limiter
-	rateLimit   float64
-	rateBurst   int
-	errorRate   float64
-	lostRate    float64
-	faults      []*faultRule
-	throttles   map[*org]*throttle
-	counters    map[string]int64
-	total       int64
-	injected    Injected
-	conflictSts int
+	mu        sync.Mutex // guards the knobs below (random draws come from the store)
+	limiters  map[*store.Org]*rate.Limiter
+	rateLimit float64
+	rateBurst int
+	errorRate float64
+	lostRate  float64
+	faults    []*faultRule
+	throttles map[*store.Org]*throttle
+	counters  map[string]int64
+	total     int64
+	injected  Injected
 
 	srv      *http.Server
 	listener net.Listener
@@ -125,23 +131,25 @@ func New(opts Options) *Server {
 	if seed == 0 {
 		seed = 1
 	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	conflictStatus := opts.CoreEntityConflictStatus
+	if conflictStatus == 0 {
+		conflictStatus = http.StatusBadRequest
+	}
+	st := store.New(seed, now)
 	s := &Server{
-		opts:        opts,
-		now:         opts.Now,
-		rnd:         rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
-		tokens:      map[string]*org{},
-		limiters:    map[*org]*rate.Limiter{},
-		throttles:   map[*org]*throttle{},
-		counters:    map[string]int64{},
-		errorRate:   opts.ErrorRate,
-		lostRate:    opts.LostResponseRate,
-		conflictSts: opts.CoreEntityConflictStatus,
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if s.conflictSts == 0 {
-		s.conflictSts = http.StatusBadRequest
+		opts:      opts,
+		st:        st,
+		platform:  platform.New(st),
+		core:      coreentities.New(st, conflictStatus),
+		limiters:  map[*store.Org]*rate.Limiter{},
+		throttles: map[*store.Org]*throttle{},
+		counters:  map[string]int64{},
+		errorRate: opts.ErrorRate,
+		lostRate:  opts.LostResponseRate,
 	}
 	s.latency.Store(int64(opts.Latency))
 	orgs := opts.Organizations
@@ -149,7 +157,7 @@ func New(opts Options) *Server {
 		orgs = []Organization{{Tokens: []string{DefaultToken}}}
 	}
 	for _, o := range orgs {
-		s.addOrganizationLocked(o)
+		s.AddOrganization(o)
 	}
 	s.setRateLimitLocked(opts.RateLimit, opts.RateLimitBurst)
 	s.mux = s.routes()
@@ -158,53 +166,19 @@ func New(opts Options) *Server {
 
 // AddOrganization adds an organization and its tokens at run time and returns its ID.
 func (s *Server) AddOrganization(o Organization) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.addOrganizationLocked(o).id
-}
-
-func (s *Server) addOrganizationLocked(o Organization) *org {
-	if o.ID == "" {
-		o.ID = s.newUUIDLocked()
-	}
-	if o.Name == "" {
-		o.Name = "Simulated Organization"
-	}
-	created := s.now().UTC()
-	og := &org{id: o.ID, name: o.Name, createdAt: created, controlPlanes: map[string]*controlPlane{}}
-	s.orgs = append(s.orgs, og)
-	for _, t := range o.Tokens {
-		s.tokens[t] = og
-	}
-	return og
+	return s.st.AddOrganization(o.ID, o.Name, o.Tokens).ID
 }
 
 // AddToken makes token authenticate as the organization orgID (e.g. a rotated token).
-func (s *Server) AddToken(orgID, token string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, o := range s.orgs {
-		if o.id == orgID {
-			s.tokens[token] = o
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: organization %s", ErrNotFound, orgID)
-}
+func (s *Server) AddToken(orgID, token string) error { return s.st.AddToken(orgID, token) }
 
 // RevokeToken stops accepting token: its requests get 401 from now on.
-func (s *Server) RevokeToken(token string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.tokens, token)
-}
+func (s *Server) RevokeToken(token string) { s.st.RevokeToken(token) }
 
 // OrganizationID returns the ID of the organization that token authenticates as, or "".
 func (s *Server) OrganizationID(token string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if o := s.tokens[token]; o != nil {
-		return o.id
+	if o := s.st.OrgByToken(token); o != nil {
+		return o.ID
 	}
 	return ""
 }
@@ -314,18 +288,4 @@ func (s *Server) logf(format string, args ...any) {
 	if s.opts.Logf != nil {
 		s.opts.Logf(format, args...)
 	}
-}
-
-// newUUIDLocked returns a random (version 4) UUID drawn from the seeded generator.
-func (s *Server) newUUIDLocked() string {
-	var b [16]byte
-	for i := 0; i < 16; i += 8 {
-		v := s.rnd.Uint64()
-		for j := 0; j < 8; j++ {
-			b[i+j] = byte(v >> (8 * j))
-		}
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -2,6 +2,8 @@ package konnectsim
 
 import (
 	"net/http"
+
+	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
 
 // Route templates of the simulated endpoints. Counter keys and FaultRule.Path
@@ -55,51 +57,51 @@ const (
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 
-	s.handle(mux, "GET "+PathOrganizationsMe, platformAPI, s.getOrganizationsMe)
+	s.handle(mux, "GET "+PathOrganizationsMe, platformAPI, s.platform.OrganizationsMe)
 
-	s.handle(mux, "GET "+PathControlPlanes, platformAPI, s.listControlPlanes)
-	s.handle(mux, "POST "+PathControlPlanes, platformAPI, s.createControlPlane)
-	s.handle(mux, "GET "+PathControlPlane, platformAPI, s.getControlPlane)
-	s.handle(mux, "PATCH "+PathControlPlane, platformAPI, s.updateControlPlane)
-	s.handle(mux, "DELETE "+PathControlPlane, platformAPI, s.deleteControlPlane)
-	s.handle(mux, "GET "+PathGroupMemberships, platformAPI, s.listGroupMembers)
-	s.handle(mux, "PUT "+PathGroupMemberships, platformAPI, s.putGroupMembers)
-	s.handle(mux, "POST "+PathGroupMembershipsAdd, platformAPI, s.addGroupMembers)
-	s.handle(mux, "POST "+PathGroupMembershipsRemove, platformAPI, s.removeGroupMembers)
-	s.handle(mux, "GET "+PathGroupMemberStatus, platformAPI, s.groupMemberStatus)
-	s.handle(mux, "GET "+PathGroupStatus, platformAPI, s.groupStatus)
+	s.handle(mux, "GET "+PathControlPlanes, platformAPI, s.platform.ListControlPlanes)
+	s.handle(mux, "POST "+PathControlPlanes, platformAPI, s.platform.CreateControlPlane)
+	s.handle(mux, "GET "+PathControlPlane, platformAPI, s.platform.GetControlPlane)
+	s.handle(mux, "PATCH "+PathControlPlane, platformAPI, s.platform.UpdateControlPlane)
+	s.handle(mux, "DELETE "+PathControlPlane, platformAPI, s.platform.DeleteControlPlane)
+	s.handle(mux, "GET "+PathGroupMemberships, platformAPI, s.platform.ListGroupMembers)
+	s.handle(mux, "PUT "+PathGroupMemberships, platformAPI, s.platform.PutGroupMembers)
+	s.handle(mux, "POST "+PathGroupMembershipsAdd, platformAPI, s.platform.AddGroupMembers)
+	s.handle(mux, "POST "+PathGroupMembershipsRemove, platformAPI, s.platform.RemoveGroupMembers)
+	s.handle(mux, "GET "+PathGroupMemberStatus, platformAPI, s.platform.GroupMemberStatus)
+	s.handle(mux, "GET "+PathGroupStatus, platformAPI, s.platform.GroupStatus)
 
 	for _, c := range []struct {
-		spec        *kindSpec
+		kind        Kind
 		list, one   string
 		idVar       string
 		parentIDVar string // for entities nested under another (routes of a service, credentials of a consumer)
 		readOnly    bool   // GET only
 	}{
-		{spec: serviceSpec, list: PathServices, one: PathService, idVar: "serviceId"},
-		{spec: routeSpec, list: PathRoutes, one: PathRoute, idVar: "routeId"},
-		{spec: consumerSpec, list: PathConsumers, one: PathConsumer, idVar: "consumerId"},
-		{spec: routeSpec, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", parentIDVar: "serviceId"},
-		{spec: basicAuthSpec, list: PathConsumerBasicAuth, one: PathConsumerBasicAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: keyAuthSpec, list: PathConsumerKeyAuth, one: PathConsumerKeyAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: aclSpec, list: PathConsumerACLs, one: PathConsumerACLCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: jwtSpec, list: PathConsumerJWT, one: PathConsumerJWTCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: hmacAuthSpec, list: PathConsumerHMACAuth, one: PathConsumerHMACAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{spec: basicAuthSpec, list: PathBasicAuths, one: PathBasicAuth, idVar: "credentialId", readOnly: true},
-		{spec: keyAuthSpec, list: PathKeyAuths, one: PathKeyAuth, idVar: "credentialId", readOnly: true},
-		{spec: aclSpec, list: PathACLs, one: PathACL, idVar: "credentialId", readOnly: true},
-		{spec: jwtSpec, list: PathJWTs, one: PathJWT, idVar: "credentialId", readOnly: true},
-		{spec: hmacAuthSpec, list: PathHMACAuths, one: PathHMACAuth, idVar: "credentialId", readOnly: true},
+		{kind: KindService, list: PathServices, one: PathService, idVar: "serviceId"},
+		{kind: KindRoute, list: PathRoutes, one: PathRoute, idVar: "routeId"},
+		{kind: KindConsumer, list: PathConsumers, one: PathConsumer, idVar: "consumerId"},
+		{kind: KindRoute, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", parentIDVar: "serviceId"},
+		{kind: KindBasicAuth, list: PathConsumerBasicAuth, one: PathConsumerBasicAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{kind: KindKeyAuth, list: PathConsumerKeyAuth, one: PathConsumerKeyAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{kind: KindACL, list: PathConsumerACLs, one: PathConsumerACLCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{kind: KindJWT, list: PathConsumerJWT, one: PathConsumerJWTCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{kind: KindHMACAuth, list: PathConsumerHMACAuth, one: PathConsumerHMACAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{kind: KindBasicAuth, list: PathBasicAuths, one: PathBasicAuth, idVar: "credentialId", readOnly: true},
+		{kind: KindKeyAuth, list: PathKeyAuths, one: PathKeyAuth, idVar: "credentialId", readOnly: true},
+		{kind: KindACL, list: PathACLs, one: PathACL, idVar: "credentialId", readOnly: true},
+		{kind: KindJWT, list: PathJWTs, one: PathJWT, idVar: "credentialId", readOnly: true},
+		{kind: KindHMACAuth, list: PathHMACAuths, one: PathHMACAuth, idVar: "credentialId", readOnly: true},
 	} {
-		h := &coreHandler{s: s, spec: c.spec, idVar: c.idVar, parentIDVar: c.parentIDVar}
-		s.handle(mux, "GET "+c.list, coreAPI, h.list)
-		s.handle(mux, "GET "+c.one, coreAPI, h.get)
+		h := s.core.Collection(c.kind, c.idVar, c.parentIDVar)
+		s.handle(mux, "GET "+c.list, coreAPI, h.List)
+		s.handle(mux, "GET "+c.one, coreAPI, h.Get)
 		if c.readOnly {
 			continue
 		}
-		s.handle(mux, "POST "+c.list, coreAPI, h.create)
-		s.handle(mux, "PUT "+c.one, coreAPI, h.upsert)
-		s.handle(mux, "DELETE "+c.one, coreAPI, h.delete)
+		s.handle(mux, "POST "+c.list, coreAPI, h.Create)
+		s.handle(mux, "PUT "+c.one, coreAPI, h.Upsert)
+		s.handle(mux, "DELETE "+c.one, coreAPI, h.Delete)
 	}
 
 	s.adminRoutes(mux)
@@ -111,22 +113,9 @@ func (s *Server) routes() *http.ServeMux {
 		s.total++
 		s.mu.Unlock()
 		s.logf("konnectsim: %s %s (no such endpoint)", r.Method, r.URL.RequestURI())
-		writeJSON(w, http.StatusNotFound, "application/json", map[string]any{
+		store.WriteJSON(w, http.StatusNotFound, "application/json", map[string]any{
 			"message": "no Route matched with those values",
 		})
 	})
 	return mux
-}
-
-func (s *Server) getOrganizationsMe(w http.ResponseWriter, _ *http.Request, o *org) {
-	writeJSON(w, http.StatusOK, "application/json", map[string]any{
-		"id":                    o.id,
-		"name":                  o.name,
-		"owner_id":              o.id,
-		"login_path":            "",
-		"created_at":            formatTime(o.createdAt),
-		"updated_at":            formatTime(o.createdAt),
-		"state":                 "active",
-		"retention_period_days": 30,
-	})
 }

@@ -1,4 +1,4 @@
-package konnectsim
+package platform
 
 import (
 	"encoding/base64"
@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"github.com/almproject/alm/test/konnectsim/internal/coreentities"
+	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
 
 // Control plane groups: a control plane of cluster_type
@@ -25,15 +28,15 @@ import (
 
 const groupClusterType = "CLUSTER_TYPE_CONTROL_PLANE_GROUP"
 
-func clusterType(cp *controlPlane) string {
-	config, _ := cp.obj["config"].(object)
-	return str(config["cluster_type"])
+func clusterType(cp *store.ControlPlane) string {
+	config, _ := cp.Obj["config"].(object)
+	return store.Str(config["cluster_type"])
 }
 
 // groupLocked returns the request's group, or the status and message of why it cannot be one.
-func groupLocked(r *http.Request, o *org) (*controlPlane, int, string) {
+func groupLocked(r *http.Request, o *store.Org) (*store.ControlPlane, int, string) {
 	id := r.PathValue("controlPlaneId")
-	cp := o.controlPlanes[id]
+	cp := o.ControlPlanes[id]
 	switch {
 	case cp == nil:
 		return nil, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id)
@@ -43,13 +46,14 @@ func groupLocked(r *http.Request, o *org) (*controlPlane, int, string) {
 	return cp, 0, ""
 }
 
-func (s *Server) listGroupMembers(w http.ResponseWriter, r *http.Request, o *org) {
+// ListGroupMembers serves GET .../group-memberships: the members as control planes, in cursor pages.
+func (a *API) ListGroupMembers(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	q := r.URL.Query()
 	size := defaultPageSize
 	if v := q.Get("page[size]"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxPageSize {
-			s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", invalidParameter{Field: "page[size]", Rule: "invalid", Source: "query", Reason: fmt.Sprintf("must be an integer between 1 and %d", maxPageSize)})
+			a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", invalidParameter{Field: "page[size]", Rule: "invalid", Source: "query", Reason: fmt.Sprintf("must be an integer between 1 and %d", maxPageSize)})
 			return
 		}
 		size = n
@@ -59,37 +63,37 @@ func (s *Server) listGroupMembers(w http.ResponseWriter, r *http.Request, o *org
 		b, err := base64.RawURLEncoding.DecodeString(v)
 		n, err2 := strconv.Atoi(string(b))
 		if err != nil || err2 != nil || n < 0 {
-			s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", invalidParameter{Field: "page[after]", Rule: "invalid", Source: "query", Reason: "invalid cursor"})
+			a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", invalidParameter{Field: "page[after]", Rule: "invalid", Source: "query", Reason: "invalid cursor"})
 			return
 		}
 		start = n
 	}
-	s.mu.Lock()
+	a.st.Lock()
 	group, status, msg := groupLocked(r, o)
 	if group == nil {
-		s.mu.Unlock()
-		s.writeProblem(w, status, msg)
+		a.st.Unlock()
+		a.writeProblem(w, status, msg)
 		return
 	}
-	total := len(group.members)
+	total := len(group.Members)
 	data := []any{}
 	for i := start; i < total && i < start+size; i++ {
-		if m := o.controlPlanes[group.members[i]]; m != nil {
-			data = append(data, deepCopy(m.obj))
+		if m := o.ControlPlanes[group.Members[i]]; m != nil {
+			data = append(data, store.DeepCopy(m.Obj))
 		}
 	}
-	s.mu.Unlock()
+	a.st.Unlock()
 	page := map[string]any{"size": size, "total": total, "next": nil}
 	if start+size < total {
 		cursor := base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(start + size)))
 		page["next"] = r.URL.Path + "?page%5Bafter%5D=" + cursor + "&page%5Bsize%5D=" + strconv.Itoa(size)
 	}
-	writeJSON(w, http.StatusOK, "application/json", map[string]any{"data": data, "meta": map[string]any{"page": page}})
+	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{"data": data, "meta": map[string]any{"page": page}})
 }
 
-// memberIDs reads {"members":[{"id"}]} and checks every member against o, as Konnect does.
-func (s *Server) memberIDsLocked(r *http.Request, o *org) ([]string, []invalidParameter, error) {
-	body, err := readObject(r)
+// memberIDsLocked reads {"members":[{"id"}]} and checks every member against o, as Konnect does.
+func memberIDsLocked(r *http.Request, o *store.Org) ([]string, []invalidParameter, error) {
+	body, err := store.ReadObject(r)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,9 +105,9 @@ func (s *Server) memberIDsLocked(r *http.Request, o *org) ([]string, []invalidPa
 	var bad []invalidParameter
 	for i, item := range list {
 		m, _ := item.(map[string]any)
-		id := str(m["id"])
+		id := store.Str(m["id"])
 		field := fmt.Sprintf("members[%d].id", i)
-		switch cp := o.controlPlanes[id]; {
+		switch cp := o.ControlPlanes[id]; {
 		case cp == nil:
 			bad = append(bad, invalidParameter{Field: field, Rule: "invalid", Source: "body", Reason: fmt.Sprintf("control plane %s not found", id)})
 		case clusterType(cp) == groupClusterType:
@@ -116,36 +120,38 @@ func (s *Server) memberIDsLocked(r *http.Request, o *org) ([]string, []invalidPa
 }
 
 // changeMembers serves PUT, add and remove: change computes the new list from the current one and the request's.
-func (s *Server) changeMembers(w http.ResponseWriter, r *http.Request, o *org, change func(current, listed []string) []string) {
-	s.mu.Lock()
+func (a *API) changeMembers(w http.ResponseWriter, r *http.Request, o *store.Org, change func(current, listed []string) []string) {
+	a.st.Lock()
 	group, status, msg := groupLocked(r, o)
 	if group == nil {
-		s.mu.Unlock()
-		s.writeProblem(w, status, msg)
+		a.st.Unlock()
+		a.writeProblem(w, status, msg)
 		return
 	}
-	ids, bad, err := s.memberIDsLocked(r, o)
+	ids, bad, err := memberIDsLocked(r, o)
 	if err == nil && len(bad) == 0 {
-		group.members = change(group.members, ids)
-		s.touchLocked(KindControlPlane, group.obj)
+		group.Members = change(group.Members, ids)
+		a.st.TouchLocked(store.KindControlPlane, group.Obj)
 	}
-	s.mu.Unlock()
+	a.st.Unlock()
 	switch {
 	case err != nil:
-		s.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
+		a.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
 	case len(bad) > 0:
-		s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
+		a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
 	default:
 		w.WriteHeader(http.StatusNoContent)
 	}
 }
 
-func (s *Server) putGroupMembers(w http.ResponseWriter, r *http.Request, o *org) {
-	s.changeMembers(w, r, o, func(_, listed []string) []string { return listed })
+// PutGroupMembers serves PUT .../group-memberships: the listed members replace the group's.
+func (a *API) PutGroupMembers(w http.ResponseWriter, r *http.Request, o *store.Org) {
+	a.changeMembers(w, r, o, func(_, listed []string) []string { return listed })
 }
 
-func (s *Server) addGroupMembers(w http.ResponseWriter, r *http.Request, o *org) {
-	s.changeMembers(w, r, o, func(current, listed []string) []string {
+// AddGroupMembers serves POST .../group-memberships/add.
+func (a *API) AddGroupMembers(w http.ResponseWriter, r *http.Request, o *store.Org) {
+	a.changeMembers(w, r, o, func(current, listed []string) []string {
 		for _, id := range listed {
 			if !slices.Contains(current, id) {
 				current = append(current, id)
@@ -155,59 +161,61 @@ func (s *Server) addGroupMembers(w http.ResponseWriter, r *http.Request, o *org)
 	})
 }
 
-func (s *Server) removeGroupMembers(w http.ResponseWriter, r *http.Request, o *org) {
-	s.changeMembers(w, r, o, func(current, listed []string) []string {
+// RemoveGroupMembers serves POST .../group-memberships/remove.
+func (a *API) RemoveGroupMembers(w http.ResponseWriter, r *http.Request, o *store.Org) {
+	a.changeMembers(w, r, o, func(current, listed []string) []string {
 		return slices.DeleteFunc(current, func(id string) bool { return slices.Contains(listed, id) })
 	})
 }
 
-func (s *Server) groupMemberStatus(w http.ResponseWriter, r *http.Request, o *org) {
+// GroupMemberStatus serves GET .../group-member-status: whether a control plane is a member of a group.
+func (a *API) GroupMemberStatus(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	id := r.PathValue("controlPlaneId")
-	s.mu.Lock()
-	_, found := o.controlPlanes[id]
+	a.st.Lock()
+	_, found := o.ControlPlanes[id]
 	member := false
-	for _, cp := range o.controlPlanes {
-		member = member || slices.Contains(cp.members, id)
+	for _, cp := range o.ControlPlanes {
+		member = member || slices.Contains(cp.Members, id)
 	}
-	s.mu.Unlock()
+	a.st.Unlock()
 	if !found {
-		s.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
+		a.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
 		return
 	}
-	writeJSON(w, http.StatusOK, "application/json", map[string]any{"is_member": member})
+	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{"is_member": member})
 }
 
-// groupStatus reports the conflicts Konnect finds when it merges the members'
+// GroupStatus reports the conflicts Konnect finds when it merges the members'
 // configurations: an entity whose id or unique name (service name, consumer
 // username, credential key...) an earlier member already has.
-func (s *Server) groupStatus(w http.ResponseWriter, r *http.Request, o *org) {
-	s.mu.Lock()
+func (a *API) GroupStatus(w http.ResponseWriter, r *http.Request, o *store.Org) {
+	a.st.Lock()
 	group, status, msg := groupLocked(r, o)
 	if group == nil {
-		s.mu.Unlock()
-		s.writeProblem(w, status, msg)
+		a.st.Unlock()
+		a.writeProblem(w, status, msg)
 		return
 	}
 	conflicts := []any{}
 	seen := map[string]bool{}
-	for _, memberID := range group.members {
-		member := o.controlPlanes[memberID]
+	for _, memberID := range group.Members {
+		member := o.ControlPlanes[memberID]
 		if member == nil {
 			continue
 		}
-		for _, kind := range coreKinds {
-			for _, rec := range sortedRecords(member.entities[kind]) {
-				id := str(rec.obj["id"])
+		for _, kind := range store.CoreKinds {
+			for _, rec := range store.SortedRecords(member.Entities[kind]) {
+				id := store.Str(rec.Obj["id"])
 				keys := []string{string(kind) + " id " + id}
-				for _, field := range coreSpecs[kind].unique {
-					if v := str(rec.obj[field]); v != "" {
+				for _, field := range coreentities.UniqueFields(kind) {
+					if v := store.Str(rec.Obj[field]); v != "" {
 						keys = append(keys, string(kind)+" "+field+" "+v)
 					}
 				}
 				if slices.ContainsFunc(keys, func(k string) bool { return seen[k] }) {
 					conflicts = append(conflicts, map[string]any{
 						"cluster_id":  memberID,
-						"description": fmt.Sprintf("conflicting entity found: ID=%s, Name=%s", id, displayName(kind, rec.obj)),
+						"description": fmt.Sprintf("conflicting entity found: ID=%s, Name=%s", id, store.DisplayName(kind, rec.Obj)),
 						"resource":    map[string]any{"id": id, "type": string(kind)},
 					})
 				}
@@ -222,24 +230,12 @@ func (s *Server) groupStatus(w http.ResponseWriter, r *http.Request, o *org) {
 		state = "CONFLICT"
 	}
 	item := map[string]any{
-		"id":         group.obj["id"],
-		"created_at": group.obj["created_at"],
-		"updated_at": group.obj["updated_at"],
+		"id":         group.Obj["id"],
+		"created_at": group.Obj["created_at"],
+		"updated_at": group.Obj["updated_at"],
 		"state":      state,
 		"conflicts":  conflicts,
 	}
-	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, "application/json", map[string]any{"item": item})
-}
-
-// GroupMembers returns the member IDs of the control plane group groupID (nil if there is no such group).
-func (s *Server) GroupMembers(groupID string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, o := range s.orgs {
-		if cp := o.controlPlanes[groupID]; cp != nil {
-			return slices.Clone(cp.members)
-		}
-	}
-	return nil
+	a.st.Unlock()
+	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{"item": item})
 }

@@ -1,13 +1,14 @@
-package konnectsim
+package platform
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
 
 var (
@@ -25,28 +26,7 @@ var (
 const (
 	defaultPageSize = 10
 	maxPageSize     = 100
-	maxBodyBytes    = 1 << 20
 )
-
-// readObject reads a JSON object request body.
-func readObject(r *http.Request) (object, error) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes))
-	if err != nil {
-		return nil, err
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return object{}, nil
-	}
-	v, err := decodeJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	obj, ok := v.(object)
-	if !ok {
-		return nil, fmt.Errorf("request body must be a JSON object")
-	}
-	return obj, nil
-}
 
 // validateControlPlaneFields checks the fields a create (create=true) or
 // update request may carry, as Konnect does.
@@ -77,10 +57,10 @@ func validateControlPlaneFields(body object, create bool) []invalidParameter {
 			bad = append(bad, invalidParameter{Field: "description", Rule: "is_string", Source: "body", Reason: "must be a string of at most 2048 characters"})
 		}
 	}
-	if v, ok := body["cluster_type"]; ok && !slices.Contains(clusterTypes, str(v)) {
+	if v, ok := body["cluster_type"]; ok && !slices.Contains(clusterTypes, store.Str(v)) {
 		bad = append(bad, invalidParameter{Field: "cluster_type", Rule: "invalid", Source: "body", Reason: "must be one of " + strings.Join(clusterTypes, ", ")})
 	}
-	if v, ok := body["auth_type"]; ok && !slices.Contains(authTypes, str(v)) {
+	if v, ok := body["auth_type"]; ok && !slices.Contains(authTypes, store.Str(v)) {
 		bad = append(bad, invalidParameter{Field: "auth_type", Rule: "invalid", Source: "body", Reason: "must be one of " + strings.Join(authTypes, ", ")})
 	}
 	if v, ok := body["cloud_gateway"]; ok {
@@ -128,34 +108,35 @@ func validateLabels(v any) []invalidParameter {
 	return bad
 }
 
-func (s *Server) createControlPlane(w http.ResponseWriter, r *http.Request, o *org) {
-	body, err := readObject(r)
+// CreateControlPlane serves POST /v2/control-planes: control plane names are unique per organization (409).
+func (a *API) CreateControlPlane(w http.ResponseWriter, r *http.Request, o *store.Org) {
+	body, err := store.ReadObject(r)
 	if err != nil {
-		s.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
+		a.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
 		return
 	}
 	if bad := validateControlPlaneFields(body, true); len(bad) > 0 {
-		s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
+		a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
 		return
 	}
-	name := str(body["name"])
+	name := store.Str(body["name"])
 
-	s.mu.Lock()
-	if s.controlPlaneByNameLocked(o, name) != nil {
-		s.mu.Unlock()
+	a.st.Lock()
+	if controlPlaneByNameLocked(o, name) != nil {
+		a.st.Unlock()
 		// Control plane names are unique per organization.
-		s.writeProblem(w, http.StatusConflict, fmt.Sprintf("Key (org_id, name)=(%s, %s) already exists.", o.id, name))
+		a.writeProblem(w, http.StatusConflict, fmt.Sprintf("Key (org_id, name)=(%s, %s) already exists.", o.ID, name))
 		return
 	}
-	id := s.newUUIDLocked()
-	now := formatTime(s.now())
+	id := a.st.NewUUIDLocked()
+	now := store.FormatTime(a.st.Now())
 	clusterType := "CLUSTER_TYPE_CONTROL_PLANE"
 	if v, ok := body["cluster_type"]; ok {
-		clusterType = str(v)
+		clusterType = store.Str(v)
 	}
 	authType := "pinned_client_certs"
 	if v, ok := body["auth_type"]; ok {
-		authType = str(v)
+		authType = store.Str(v)
 	}
 	cloudGateway, _ := body["cloud_gateway"].(bool)
 	proxyURLs, _ := body["proxy_urls"].([]any)
@@ -171,7 +152,7 @@ func (s *Server) createControlPlane(w http.ResponseWriter, r *http.Request, o *o
 	obj := object{
 		"id":          id,
 		"name":        name,
-		"description": str(body["description"]),
+		"description": store.Str(body["description"]),
 		"labels":      labels,
 		"config": object{
 			"control_plane_endpoint": "https://" + short + ".us.cp0.konghq.com",
@@ -184,69 +165,71 @@ func (s *Server) createControlPlane(w http.ResponseWriter, r *http.Request, o *o
 		"created_at": now,
 		"updated_at": now,
 	}
-	o.controlPlanes[id] = newControlPlane(s.nextSeqLocked(), obj)
-	out := deepCopy(obj)
-	s.mu.Unlock()
+	o.ControlPlanes[id] = store.NewControlPlane(a.st.NextSeqLocked(), obj)
+	out := store.DeepCopy(obj)
+	a.st.Unlock()
 
-	writeJSON(w, http.StatusCreated, "application/json", out)
+	store.WriteJSON(w, http.StatusCreated, "application/json", out)
 }
 
-func (s *Server) controlPlaneByNameLocked(o *org, name string) *controlPlane {
-	for _, cp := range o.controlPlanes {
-		if str(cp.obj["name"]) == name {
+func controlPlaneByNameLocked(o *store.Org, name string) *store.ControlPlane {
+	for _, cp := range o.ControlPlanes {
+		if store.Str(cp.Obj["name"]) == name {
 			return cp
 		}
 	}
 	return nil
 }
 
-func (s *Server) getControlPlane(w http.ResponseWriter, r *http.Request, o *org) {
+// GetControlPlane serves GET /v2/control-planes/{controlPlaneId}.
+func (a *API) GetControlPlane(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	id := r.PathValue("controlPlaneId")
-	s.mu.Lock()
-	cp := o.controlPlanes[id]
+	a.st.Lock()
+	cp := o.ControlPlanes[id]
 	var out any
 	if cp != nil {
-		out = deepCopy(cp.obj)
+		out = store.DeepCopy(cp.Obj)
 	}
-	s.mu.Unlock()
+	a.st.Unlock()
 	if cp == nil {
-		s.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
+		a.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
 		return
 	}
-	writeJSON(w, http.StatusOK, "application/json", out)
+	store.WriteJSON(w, http.StatusOK, "application/json", out)
 }
 
-func (s *Server) updateControlPlane(w http.ResponseWriter, r *http.Request, o *org) {
+// UpdateControlPlane serves PATCH /v2/control-planes/{controlPlaneId}; labels, when sent, replace the whole map.
+func (a *API) UpdateControlPlane(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	id := r.PathValue("controlPlaneId")
-	body, err := readObject(r)
+	body, err := store.ReadObject(r)
 	if err != nil {
-		s.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
+		a.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
 		return
 	}
 	if bad := validateControlPlaneFields(body, false); len(bad) > 0 {
-		s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
+		a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
 		return
 	}
 
-	s.mu.Lock()
-	cp := o.controlPlanes[id]
+	a.st.Lock()
+	cp := o.ControlPlanes[id]
 	if cp == nil {
-		s.mu.Unlock()
-		s.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
+		a.st.Unlock()
+		a.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
 		return
 	}
 	if name, ok := body["name"]; ok {
-		if other := s.controlPlaneByNameLocked(o, str(name)); other != nil && other != cp {
-			s.mu.Unlock()
-			s.writeProblem(w, http.StatusConflict, fmt.Sprintf("Key (org_id, name)=(%s, %s) already exists.", o.id, str(name)))
+		if other := controlPlaneByNameLocked(o, store.Str(name)); other != nil && other != cp {
+			a.st.Unlock()
+			a.writeProblem(w, http.StatusConflict, fmt.Sprintf("Key (org_id, name)=(%s, %s) already exists.", o.ID, store.Str(name)))
 			return
 		}
-		cp.obj["name"] = name
+		cp.Obj["name"] = name
 	}
 	if v, ok := body["description"]; ok {
-		cp.obj["description"] = v
+		cp.Obj["description"] = v
 	}
-	config := cp.obj["config"].(object)
+	config := cp.Obj["config"].(object)
 	if v, ok := body["auth_type"]; ok {
 		config["auth_type"] = v
 	}
@@ -259,35 +242,35 @@ func (s *Server) updateControlPlane(w http.ResponseWriter, r *http.Request, o *o
 		if labels == nil {
 			labels = map[string]any{}
 		}
-		cp.obj["labels"] = labels
+		cp.Obj["labels"] = labels
 	}
-	s.touchLocked(KindControlPlane, cp.obj)
-	out := deepCopy(cp.obj)
-	s.mu.Unlock()
+	a.st.TouchLocked(store.KindControlPlane, cp.Obj)
+	out := store.DeepCopy(cp.Obj)
+	a.st.Unlock()
 
-	writeJSON(w, http.StatusOK, "application/json", out)
+	store.WriteJSON(w, http.StatusOK, "application/json", out)
 }
 
-// deleteControlPlane deletes a control plane and, as Konnect does, its whole configuration.
-func (s *Server) deleteControlPlane(w http.ResponseWriter, r *http.Request, o *org) {
+// DeleteControlPlane deletes a control plane and, as Konnect does, its whole configuration.
+func (a *API) DeleteControlPlane(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	id := r.PathValue("controlPlaneId")
-	s.mu.Lock()
-	_, found := o.controlPlanes[id]
-	o.deleteControlPlaneLocked(id)
-	s.mu.Unlock()
+	a.st.Lock()
+	_, found := o.ControlPlanes[id]
+	o.DeleteControlPlaneLocked(id)
+	a.st.Unlock()
 	if !found {
-		s.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
+		a.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// listControlPlanes serves page-number pagination: page[size] (default 10,
+// ListControlPlanes serves page-number pagination: page[size] (default 10,
 // at most 100), page[number] (from 1); meta.page.total is the number of
 // matching control planes. Filters: filter[name][eq|neq|contains],
 // filter[id][eq|oeq], filter[cluster_type][eq|neq|oeq], filter[cloud_gateway],
 // and labels=key:value,key (every term must match; a bare key means "has the label").
-func (s *Server) listControlPlanes(w http.ResponseWriter, r *http.Request, o *org) {
+func (a *API) ListControlPlanes(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	q := r.URL.Query()
 	size, number := defaultPageSize, 1
 	var bad []invalidParameter
@@ -310,18 +293,18 @@ func (s *Server) listControlPlanes(w http.ResponseWriter, r *http.Request, o *or
 		bad = append(bad, invalidParameter{Field: "sort", Rule: "invalid", Source: "query", Reason: "supported sort attributes are: created_at"})
 	}
 	if len(bad) > 0 {
-		s.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
+		a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", bad...)
 		return
 	}
 
-	s.mu.Lock()
+	a.st.Lock()
 	var matching []any
-	for _, rec := range sortedRecords(controlPlaneRecords(o)) {
-		if controlPlaneMatches(rec.obj, q) {
-			matching = append(matching, deepCopy(rec.obj))
+	for _, rec := range store.SortedRecords(store.ControlPlaneRecords(o)) {
+		if controlPlaneMatches(rec.Obj, q) {
+			matching = append(matching, store.DeepCopy(rec.Obj))
 		}
 	}
-	s.mu.Unlock()
+	a.st.Unlock()
 
 	if sortKey == "-created_at" {
 		slices.Reverse(matching)
@@ -330,7 +313,7 @@ func (s *Server) listControlPlanes(w http.ResponseWriter, r *http.Request, o *or
 	if start := (number - 1) * size; start < len(matching) {
 		data = matching[start:min(start+size, len(matching))]
 	}
-	writeJSON(w, http.StatusOK, "application/json", map[string]any{
+	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{
 		"meta": map[string]any{"page": map[string]any{"number": number, "size": size, "total": len(matching)}},
 		"data": data,
 	})
@@ -339,9 +322,9 @@ func (s *Server) listControlPlanes(w http.ResponseWriter, r *http.Request, o *or
 func controlPlaneMatches(cp object, q map[string][]string) bool {
 	config, _ := cp["config"].(object)
 	fields := map[string]string{
-		"name":          str(cp["name"]),
-		"id":            str(cp["id"]),
-		"cluster_type":  str(config["cluster_type"]),
+		"name":          store.Str(cp["name"]),
+		"id":            store.Str(cp["id"]),
+		"cluster_type":  store.Str(config["cluster_type"]),
 		"cloud_gateway": strconv.FormatBool(config["cloud_gateway"] == true),
 	}
 	for key, values := range q {
@@ -377,7 +360,7 @@ func controlPlaneMatches(cp object, q map[string][]string) bool {
 		}
 	}
 	if filter := q["labels"]; len(filter) > 0 && filter[0] != "" {
-		labels := labelsOf(cp)
+		labels := store.LabelsOf(cp)
 		for _, term := range strings.Split(filter[0], ",") {
 			k, v, hasValue := strings.Cut(strings.TrimSpace(term), ":")
 			got, present := labels[k]

@@ -1,4 +1,4 @@
-package konnectsim
+package coreentities_test
 
 import (
 	"context"
@@ -19,14 +19,18 @@ import (
 	"github.com/Kong/sdk-konnect-go/models/components"
 	"github.com/Kong/sdk-konnect-go/models/operations"
 	"github.com/Kong/sdk-konnect-go/models/sdkerrors"
+
+	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/konnectsim/internal/simtest"
+	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
 
 func TestConsumerCredentials(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", nil).ID
-	consumer, err := sdk.Consumers.CreateConsumer(ctx, cp, components.Consumer{Username: ptr("alice")})
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil).ID
+	consumer, err := sdk.Consumers.CreateConsumer(ctx, cp, components.Consumer{Username: simtest.Ptr("alice")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +92,12 @@ func TestConsumerCredentials(t *testing.T) {
 			return err
 		},
 	} {
-		if got := sdkStatus(call()); got != http.StatusBadRequest {
+		if got := simtest.SDKStatus(call()); got != http.StatusBadRequest {
 			t.Errorf("%s: HTTP %d, want 400", name, got)
 		}
 	}
 	if _, err := sdk.ACLs.CreateACLWithConsumer(ctx, operations.CreateACLWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: "00000000-0000-4000-8000-000000000000",
-		ACLWithoutParents: components.ACLWithoutParents{Group: "g"}}); sdkStatus(err) != http.StatusNotFound {
+		ACLWithoutParents: components.ACLWithoutParents{Group: "g"}}); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Errorf("credential of an unknown consumer: %v, want 404", err)
 	}
 
@@ -130,18 +134,18 @@ func TestConsumerCredentials(t *testing.T) {
 	if _, err := sdk.ACLs.DeleteACLWithConsumer(ctx, operations.DeleteACLWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, ACLID: *acl.ACL.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sdk.ACLs.GetACLWithConsumer(ctx, operations.GetACLWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, ACLID: *acl.ACL.ID}); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.ACLs.GetACLWithConsumer(ctx, operations.GetACLWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, ACLID: *acl.ACL.ID}); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Errorf("deleted acl: %v, want 404", err)
 	}
 
 	// Deleting the consumer deletes its credentials.
-	if n := len(s.ObjectsOf(KindBasicAuth)) + len(s.ObjectsOf(KindKeyAuth)) + len(s.ObjectsOf(KindJWT)) + len(s.ObjectsOf(KindHMACAuth)); n != 4 {
+	if n := len(s.ObjectsOf(konnectsim.KindBasicAuth)) + len(s.ObjectsOf(konnectsim.KindKeyAuth)) + len(s.ObjectsOf(konnectsim.KindJWT)) + len(s.ObjectsOf(konnectsim.KindHMACAuth)); n != 4 {
 		t.Errorf("%d credentials stored, want 4", n)
 	}
 	if _, err := sdk.Consumers.DeleteConsumer(ctx, cp, cid); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []Kind{KindBasicAuth, KindKeyAuth, KindACL, KindJWT, KindHMACAuth} {
+	for _, k := range []konnectsim.Kind{konnectsim.KindBasicAuth, konnectsim.KindKeyAuth, konnectsim.KindACL, konnectsim.KindJWT, konnectsim.KindHMACAuth} {
 		if n := len(s.ObjectsOf(k)); n != 0 {
 			t.Errorf("%d %s credentials left after their consumer was deleted", n, k)
 		}
@@ -149,14 +153,14 @@ func TestConsumerCredentials(t *testing.T) {
 }
 
 // credentialSetup starts a simulator with one control plane holding consumers with the given usernames.
-func credentialSetup(t *testing.T, opts Options, usernames ...string) (*Server, *sdkkonnectgo.SDK, string, []string) {
+func credentialSetup(t *testing.T, opts konnectsim.Options, usernames ...string) (*konnectsim.Server, *sdkkonnectgo.SDK, string, []string) {
 	t.Helper()
-	s := startServer(t, opts)
-	sdk := newSDK(s, DefaultToken)
-	cp := createControlPlane(t, sdk, "cp", nil).ID
+	s := konnectsim.StartTest(t, opts)
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil).ID
 	var ids []string
 	for _, u := range usernames {
-		res, err := sdk.Consumers.CreateConsumer(context.Background(), cp, components.Consumer{Username: ptr(u)})
+		res, err := sdk.Consumers.CreateConsumer(context.Background(), cp, components.Consumer{Username: simtest.Ptr(u)})
 		if err != nil {
 			t.Fatalf("CreateConsumer(%s): %v", u, err)
 		}
@@ -167,7 +171,7 @@ func credentialSetup(t *testing.T, opts Options, usernames ...string) (*Server, 
 
 // The top-level lists and gets (/core-entities/basic-auths, ...) see the credentials of every consumer.
 func TestCredentialsOfEveryConsumer(t *testing.T) {
-	s, sdk, cp, consumers := credentialSetup(t, Options{}, "alice", "bob")
+	s, sdk, cp, consumers := credentialSetup(t, konnectsim.Options{}, "alice", "bob")
 	ctx := context.Background()
 	var basicIDs, aclIDs []string
 	for i, cid := range consumers {
@@ -187,15 +191,15 @@ func TestCredentialsOfEveryConsumer(t *testing.T) {
 		}
 		aclIDs = append(aclIDs, *a.ACL.ID)
 		if _, err := sdk.APIKeys.CreateKeyAuthWithConsumer(ctx, operations.CreateKeyAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid,
-			KeyAuthWithoutParents: &components.KeyAuthWithoutParents{Key: ptr("key-" + name), Tags: tags}}); err != nil {
+			KeyAuthWithoutParents: &components.KeyAuthWithoutParents{Key: simtest.Ptr("key-" + name), Tags: tags}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := sdk.JWTs.CreateJwtWithConsumer(ctx, operations.CreateJwtWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid,
-			JWTWithoutParents: &components.JWTWithoutParents{Key: ptr("iss-" + name), Tags: tags}}); err != nil {
+			JWTWithoutParents: &components.JWTWithoutParents{Key: simtest.Ptr("iss-" + name), Tags: tags}}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := sdk.HMACAuthCredentials.CreateHmacAuthWithConsumer(ctx, operations.CreateHmacAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid,
-			HMACAuthWithoutParents: components.HMACAuthWithoutParents{Username: "hmac-" + name, Secret: ptr("hmac-secret-" + name), Tags: tags}}); err != nil {
+			HMACAuthWithoutParents: components.HMACAuthWithoutParents{Username: "hmac-" + name, Secret: simtest.Ptr("hmac-secret-" + name), Tags: tags}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,7 +208,7 @@ func TestCredentialsOfEveryConsumer(t *testing.T) {
 	var ids []string
 	var offset *string
 	for range 5 {
-		res, err := sdk.BasicAuthCredentials.ListBasicAuth(ctx, operations.ListBasicAuthRequest{ControlPlaneID: cp, Size: ptr(int64(1)), Offset: offset})
+		res, err := sdk.BasicAuthCredentials.ListBasicAuth(ctx, operations.ListBasicAuthRequest{ControlPlaneID: cp, Size: simtest.Ptr(int64(1)), Offset: offset})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,15 +225,15 @@ func TestCredentialsOfEveryConsumer(t *testing.T) {
 	if !slices.Equal(ids, basicIDs) {
 		t.Errorf("basic-auths over pages of 1 = %v, want %v", ids, basicIDs)
 	}
-	acls, err := sdk.ACLs.ListACL(ctx, operations.ListACLRequest{ControlPlaneID: cp, Tags: ptr("team:bob")})
+	acls, err := sdk.ACLs.ListACL(ctx, operations.ListACLRequest{ControlPlaneID: cp, Tags: simtest.Ptr("team:bob")})
 	if err != nil || len(acls.Object.Data) != 1 || *acls.Object.Data[0].ID != aclIDs[1] || *acls.Object.Data[0].Consumer.ID != consumers[1] {
 		t.Errorf("acls tagged team:bob: %+v, %v", acls, err)
 	}
-	keys, err := sdk.APIKeys.ListKeyAuth(ctx, operations.ListKeyAuthRequest{ControlPlaneID: cp, Tags: ptr("team:alice/team:bob")})
+	keys, err := sdk.APIKeys.ListKeyAuth(ctx, operations.ListKeyAuthRequest{ControlPlaneID: cp, Tags: simtest.Ptr("team:alice/team:bob")})
 	if err != nil || len(keys.Object.Data) != 2 {
 		t.Errorf("key-auths tagged team:alice or team:bob: %+v, %v", keys, err)
 	}
-	jwts, err := sdk.JWTs.ListJwt(ctx, operations.ListJwtRequest{ControlPlaneID: cp, Tags: ptr("team:alice,team:bob")})
+	jwts, err := sdk.JWTs.ListJwt(ctx, operations.ListJwtRequest{ControlPlaneID: cp, Tags: simtest.Ptr("team:alice,team:bob")})
 	if err != nil || len(jwts.Object.Data) != 0 {
 		t.Errorf("jwts tagged team:alice and team:bob: %+v, %v", jwts, err)
 	}
@@ -259,35 +263,33 @@ func TestCredentialsOfEveryConsumer(t *testing.T) {
 		t.Errorf("bob's acl by group: %+v, %v", got, err)
 	}
 	// Another consumer's credential is not found under this one.
-	if _, err := sdk.BasicAuthCredentials.GetBasicAuthWithConsumer(ctx, operations.GetBasicAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: consumers[0], BasicAuthID: basicIDs[1]}); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.BasicAuthCredentials.GetBasicAuthWithConsumer(ctx, operations.GetBasicAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: consumers[0], BasicAuthID: basicIDs[1]}); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Errorf("bob's basic-auth under alice: %v, want 404", err)
 	}
 	for name, err := range map[string]error{
-		"unknown id":            second(sdk.BasicAuthCredentials.GetBasicAuth(ctx, "00000000-0000-4000-8000-000000000000", cp)),
-		"unknown control plane": second(sdk.ACLs.ListACL(ctx, operations.ListACLRequest{ControlPlaneID: "00000000-0000-4000-8000-000000000000"})),
+		"unknown id":            simtest.Err(sdk.BasicAuthCredentials.GetBasicAuth(ctx, "00000000-0000-4000-8000-000000000000", cp)),
+		"unknown control plane": simtest.Err(sdk.ACLs.ListACL(ctx, operations.ListACLRequest{ControlPlaneID: "00000000-0000-4000-8000-000000000000"})),
 	} {
 		var e *sdkerrors.SDKError
 		if !errors.As(err, &e) || e.StatusCode != http.StatusNotFound {
 			t.Errorf("%s: %v, want an SDKError with 404", name, err)
 		}
 	}
-	if n := s.Count("GET " + PathBasicAuths); n != 2 {
-		t.Errorf("GET %s counted %d times, want 2", PathBasicAuths, n)
+	if n := s.Count("GET " + konnectsim.PathBasicAuths); n != 2 {
+		t.Errorf("GET %s counted %d times, want 2", konnectsim.PathBasicAuths, n)
 	}
-	if n := s.Count("GET " + PathBasicAuth); n != 2 {
-		t.Errorf("GET %s counted %d times, want 2", PathBasicAuth, n)
+	if n := s.Count("GET " + konnectsim.PathBasicAuth); n != 2 {
+		t.Errorf("GET %s counted %d times, want 2", konnectsim.PathBasicAuth, n)
 	}
 	// The API has no writes at the top level: the simulator answers like any unknown endpoint.
-	if status, _, _ := rawRequest(t, s, "POST", "/v2/control-planes/"+cp+"/core-entities/acls", DefaultToken, `{"group":"g"}`); status != http.StatusNotFound || s.Count("POST unmatched") != 1 {
+	if status, _, _ := simtest.RawRequest(t, s, "POST", "/v2/control-planes/"+cp+"/core-entities/acls", konnectsim.DefaultToken, `{"group":"g"}`); status != http.StatusNotFound || s.Count("POST unmatched") != 1 {
 		t.Errorf("POST /acls: %d, want 404 (unmatched)", status)
 	}
 }
 
-func second[T any](_ T, err error) error { return err }
-
 // What Kong refuses, and what it fills in.
 func TestCredentialRules(t *testing.T) {
-	s, sdk, cp, consumers := credentialSetup(t, Options{}, "alice", "bob")
+	s, sdk, cp, consumers := credentialSetup(t, konnectsim.Options{}, "alice", "bob")
 	ctx := context.Background()
 	alice, bob := consumers[0], consumers[1]
 	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -307,7 +309,7 @@ func TestCredentialRules(t *testing.T) {
 	}
 	key := func(cid, k string) error {
 		_, err := sdk.APIKeys.CreateKeyAuthWithConsumer(ctx, operations.CreateKeyAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid,
-			KeyAuthWithoutParents: &components.KeyAuthWithoutParents{Key: ptr(k), TTL: ptr(int64(3600))}})
+			KeyAuthWithoutParents: &components.KeyAuthWithoutParents{Key: simtest.Ptr(k), TTL: simtest.Ptr(int64(3600))}})
 		return err
 	}
 	acl := func(cid, group string) error {
@@ -325,7 +327,7 @@ func TestCredentialRules(t *testing.T) {
 		return err
 	}
 	alg := func(a string) *components.JWTWithoutParentsAlgorithm {
-		return ptr(components.JWTWithoutParentsAlgorithm(a))
+		return simtest.Ptr(components.JWTWithoutParentsAlgorithm(a))
 	}
 	unknown := "00000000-0000-4000-8000-000000000000"
 
@@ -338,7 +340,7 @@ func TestCredentialRules(t *testing.T) {
 		{"key-auth with a ttl", key(alice, "k1"), http.StatusCreated},
 		{"acl", acl(alice, "admins"), http.StatusCreated},
 		{"the same acl group for another consumer", acl(bob, "admins"), http.StatusCreated},
-		{"jwt", jwt(alice, components.JWTWithoutParents{Key: ptr("iss")}), http.StatusCreated},
+		{"jwt", jwt(alice, components.JWTWithoutParents{Key: simtest.Ptr("iss")}), http.StatusCreated},
 		{"ES256 jwt with a PEM key", jwt(alice, components.JWTWithoutParents{Algorithm: alg("ES256"), RsaPublicKey: &publicKey}), http.StatusCreated},
 		{"hmac-auth", hmac(alice, "alice"), http.StatusCreated},
 
@@ -348,12 +350,12 @@ func TestCredentialRules(t *testing.T) {
 		{"key-auth key taken", key(bob, "k1"), http.StatusBadRequest},
 		{"acl without group", acl(alice, ""), http.StatusBadRequest},
 		{"acl group twice for one consumer", acl(alice, "admins"), http.StatusBadRequest},
-		{"jwt key taken", jwt(bob, components.JWTWithoutParents{Key: ptr("iss")}), http.StatusBadRequest},
+		{"jwt key taken", jwt(bob, components.JWTWithoutParents{Key: simtest.Ptr("iss")}), http.StatusBadRequest},
 		{"jwt with an unknown algorithm", jwt(alice, components.JWTWithoutParents{Algorithm: alg("none")}), http.StatusBadRequest},
 		{"RS256 jwt without a key", jwt(alice, components.JWTWithoutParents{Algorithm: alg("RS256")}), http.StatusBadRequest},
 		{"PS256 jwt without a key", jwt(alice, components.JWTWithoutParents{Algorithm: alg("PS256")}), http.StatusBadRequest},
 		{"EdDSA jwt without a key", jwt(alice, components.JWTWithoutParents{Algorithm: alg("EdDSA")}), http.StatusBadRequest},
-		{"ES256 jwt with a key that is not PEM", jwt(alice, components.JWTWithoutParents{Algorithm: alg("ES256"), RsaPublicKey: ptr("pem")}), http.StatusBadRequest},
+		{"ES256 jwt with a key that is not PEM", jwt(alice, components.JWTWithoutParents{Algorithm: alg("ES256"), RsaPublicKey: simtest.Ptr("pem")}), http.StatusBadRequest},
 		{"hmac-auth without username", hmac(alice, ""), http.StatusBadRequest},
 		{"hmac-auth username taken", hmac(bob, "alice"), http.StatusBadRequest},
 
@@ -362,7 +364,7 @@ func TestCredentialRules(t *testing.T) {
 		{"jwt of an unknown consumer", jwt(unknown, components.JWTWithoutParents{}), http.StatusNotFound},
 		{"hmac-auth of an unknown consumer", hmac(unknown, "u"), http.StatusNotFound},
 	} {
-		if got := sdkStatus(tc.err); tc.want == http.StatusCreated && tc.err != nil || tc.want != http.StatusCreated && got != tc.want {
+		if got := simtest.SDKStatus(tc.err); tc.want == http.StatusCreated && tc.err != nil || tc.want != http.StatusCreated && got != tc.want {
 			t.Errorf("%s: %v, want HTTP %d", tc.name, tc.err, tc.want)
 		}
 	}
@@ -372,48 +374,48 @@ func TestCredentialRules(t *testing.T) {
 	if !errors.As(err, &e) || !strings.Contains(e.Body, `"message":"data constraint error"`) || !strings.Contains(e.Body, "key (type: unique) constraint failed for value 'k1'") {
 		t.Errorf("duplicate key answer: %v", err)
 	}
-	if n := len(s.ObjectsOf(KindJWT)); n != 2 {
+	if n := len(s.ObjectsOf(konnectsim.KindJWT)); n != 2 {
 		t.Errorf("%d jwts stored, want 2", n)
 	}
-	for _, o := range s.ObjectsOf(KindKeyAuth) {
+	for _, o := range s.ObjectsOf(konnectsim.KindKeyAuth) {
 		if o.JSON["ttl"] != int64(3600) || o.Name != "k1" {
 			t.Errorf("stored key-auth %+v", o)
 		}
 	}
 	// Kong's credentials carry created_at but no updated_at.
-	for _, k := range []Kind{KindBasicAuth, KindKeyAuth, KindACL, KindJWT, KindHMACAuth} {
+	for _, k := range []konnectsim.Kind{konnectsim.KindBasicAuth, konnectsim.KindKeyAuth, konnectsim.KindACL, konnectsim.KindJWT, konnectsim.KindHMACAuth} {
 		for _, o := range s.ObjectsOf(k) {
-			if _, ok := o.JSON["updated_at"]; ok || o.JSON["created_at"] == nil || o.ControlPlaneID != cp || !isUUID(o.ID) {
+			if _, ok := o.JSON["updated_at"]; ok || o.JSON["created_at"] == nil || o.ControlPlaneID != cp || !simtest.IsUUID(o.ID) {
 				t.Errorf("stored %s: %+v", k, o)
 			}
 		}
 	}
 
 	// Options.CoreEntityConflictStatus turns the unique violations into 409s.
-	s409, sdk409, cp409, ids := credentialSetup(t, Options{CoreEntityConflictStatus: http.StatusConflict}, "carol")
+	s409, sdk409, cp409, ids := credentialSetup(t, konnectsim.Options{CoreEntityConflictStatus: http.StatusConflict}, "carol")
 	for range 2 {
 		_, err = sdk409.HMACAuthCredentials.CreateHmacAuthWithConsumer(ctx, operations.CreateHmacAuthWithConsumerRequest{ControlPlaneID: cp409, ConsumerIDForNestedEntities: ids[0],
 			HMACAuthWithoutParents: components.HMACAuthWithoutParents{Username: "carol"}})
 	}
-	if sdkStatus(err) != http.StatusConflict || len(s409.ObjectsOf(KindHMACAuth)) != 1 {
+	if simtest.SDKStatus(err) != http.StatusConflict || len(s409.ObjectsOf(konnectsim.KindHMACAuth)) != 1 {
 		t.Errorf("second hmac-auth with one username: %v, want 409", err)
 	}
 }
 
 func TestCredentialUpsertAndOutOfBandChanges(t *testing.T) {
-	s, sdk, cp, consumers := credentialSetup(t, Options{}, "alice")
+	s, sdk, cp, consumers := credentialSetup(t, konnectsim.Options{}, "alice")
 	ctx := context.Background()
 	cid := consumers[0]
 	id := "6f1c9a8e-3b2d-4e5f-8a7b-1c2d3e4f5a6b"
 
 	// PUT with a new id creates (200), then replaces: what it leaves out goes.
 	created, err := sdk.APIKeys.UpsertKeyAuthWithConsumer(ctx, operations.UpsertKeyAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, KeyAuthID: id,
-		KeyAuthWithoutParents: &components.KeyAuthWithoutParents{Key: ptr("k1"), TTL: ptr(int64(60)), Tags: []string{"a"}}})
+		KeyAuthWithoutParents: &components.KeyAuthWithoutParents{Key: simtest.Ptr("k1"), TTL: simtest.Ptr(int64(60)), Tags: []string{"a"}}})
 	if err != nil || created.StatusCode != http.StatusOK || *created.KeyAuth.ID != id || *created.KeyAuth.TTL != 60 || *created.KeyAuth.Consumer.ID != cid {
 		t.Fatalf("PUT of a new key-auth: %+v, %v", created, err)
 	}
 	replaced, err := sdk.APIKeys.UpsertKeyAuthWithConsumer(ctx, operations.UpsertKeyAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, KeyAuthID: id,
-		KeyAuthWithoutParents: &components.KeyAuthWithoutParents{Key: ptr("k2")}})
+		KeyAuthWithoutParents: &components.KeyAuthWithoutParents{Key: simtest.Ptr("k2")}})
 	if k := replaced.KeyAuth; err != nil || *k.Key != "k2" || k.TTL != nil || k.Tags != nil || *k.CreatedAt != *created.KeyAuth.CreatedAt {
 		t.Fatalf("PUT replacing a key-auth: %+v, %v", replaced, err)
 	}
@@ -429,7 +431,7 @@ func TestCredentialUpsertAndOutOfBandChanges(t *testing.T) {
 	// jwt and hmac-auth PUTs generate what they leave out, and keep what they are given.
 	jwtID := "8b3c4d5e-6f7a-4b2c-8d3e-4f5a6b7c8d9e"
 	j, err := sdk.JWTs.UpsertJwtWithConsumer(ctx, operations.UpsertJwtWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, JWTID: jwtID,
-		JWTWithoutParents: &components.JWTWithoutParents{Secret: ptr("shh")}})
+		JWTWithoutParents: &components.JWTWithoutParents{Secret: simtest.Ptr("shh")}})
 	if err != nil || len(*j.Jwt.Key) != 32 || *j.Jwt.Secret != "shh" || *j.Jwt.Algorithm != components.JWTAlgorithmHs256 {
 		t.Fatalf("PUT jwt: %+v, %v", j, err)
 	}
@@ -440,11 +442,11 @@ func TestCredentialUpsertAndOutOfBandChanges(t *testing.T) {
 		t.Fatalf("PUT hmac-auth: %+v, %v", h, err)
 	}
 	if _, err := sdk.HMACAuthCredentials.UpsertHmacAuthWithConsumer(ctx, operations.UpsertHmacAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, HMACAuthID: "not-a-uuid",
-		HMACAuthWithoutParents: components.HMACAuthWithoutParents{Username: "x"}}); sdkStatus(err) != http.StatusBadRequest {
+		HMACAuthWithoutParents: components.HMACAuthWithoutParents{Username: "x"}}); simtest.SDKStatus(err) != http.StatusBadRequest {
 		t.Errorf("PUT with an id that is no UUID: %v, want 400", err)
 	}
 	if _, err := sdk.JWTs.UpsertJwtWithConsumer(ctx, operations.UpsertJwtWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: "nobody", JWTID: jwtID,
-		JWTWithoutParents: &components.JWTWithoutParents{}}); sdkStatus(err) != http.StatusNotFound {
+		JWTWithoutParents: &components.JWTWithoutParents{}}); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Errorf("PUT under an unknown consumer: %v, want 404", err)
 	}
 
@@ -456,16 +458,16 @@ func TestCredentialUpsertAndOutOfBandChanges(t *testing.T) {
 	if err != nil || !slices.Equal(got.KeyAuth.Tags, []string{"ui"}) {
 		t.Fatalf("key-auth after an out-of-band edit: %+v, %v", got, err)
 	}
-	if o := s.ObjectsOf(KindKeyAuth); len(o) != 1 || o[0].JSON["updated_at"] != nil {
+	if o := s.ObjectsOf(konnectsim.KindKeyAuth); len(o) != 1 || o[0].JSON["updated_at"] != nil {
 		t.Errorf("an edit must not give a credential updated_at: %+v", o)
 	}
 	if err := s.Remove(jwtID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sdk.JWTs.GetJwtWithConsumer(ctx, operations.GetJwtWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, JWTID: jwtID}); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.JWTs.GetJwtWithConsumer(ctx, operations.GetJwtWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, JWTID: jwtID}); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Errorf("jwt removed out of band: %v, want 404", err)
 	}
-	if _, err := sdk.JWTs.DeleteJwtWithConsumer(ctx, operations.DeleteJwtWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, JWTID: jwtID}); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.JWTs.DeleteJwtWithConsumer(ctx, operations.DeleteJwtWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, JWTID: jwtID}); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Errorf("delete of a removed jwt: %v, want 404", err)
 	}
 	if res, err := sdk.HMACAuthCredentials.DeleteHmacAuthWithConsumer(ctx, operations.DeleteHmacAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: cid, HMACAuthID: hmacID}); err != nil || res.StatusCode != http.StatusNoContent {
@@ -474,7 +476,7 @@ func TestCredentialUpsertAndOutOfBandChanges(t *testing.T) {
 }
 
 func TestCredentialCascades(t *testing.T) {
-	s, sdk, cp, consumers := credentialSetup(t, Options{}, "alice", "bob")
+	s, sdk, cp, consumers := credentialSetup(t, konnectsim.Options{}, "alice", "bob")
 	ctx := context.Background()
 	for i, cid := range consumers {
 		name := []string{"alice", "bob"}[i]
@@ -491,12 +493,12 @@ func TestCredentialCascades(t *testing.T) {
 	if _, err := sdk.Consumers.DeleteConsumer(ctx, cp, consumers[0]); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []Kind{KindBasicAuth, KindACL} {
-		if o := s.ObjectsOf(k); len(o) != 1 || parentOf(o[0].JSON, "consumer") != consumers[1] {
+	for _, k := range []konnectsim.Kind{konnectsim.KindBasicAuth, konnectsim.KindACL} {
+		if o := s.ObjectsOf(k); len(o) != 1 || store.ParentOf(o[0].JSON, "consumer") != consumers[1] {
 			t.Errorf("%s after deleting alice: %+v", k, o)
 		}
 	}
-	if _, err := sdk.BasicAuthCredentials.ListBasicAuthWithConsumer(ctx, operations.ListBasicAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: consumers[0]}); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.BasicAuthCredentials.ListBasicAuthWithConsumer(ctx, operations.ListBasicAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: consumers[0]}); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Errorf("credentials of a deleted consumer: %v, want 404", err)
 	}
 	// Deleting the control plane deletes everything.
@@ -510,33 +512,33 @@ func TestCredentialCascades(t *testing.T) {
 
 // Faults, authentication and counters apply to the credential endpoints like to any other.
 func TestCredentialKnobs(t *testing.T) {
-	s, sdk, cp, consumers := credentialSetup(t, Options{}, "alice")
+	s, sdk, cp, consumers := credentialSetup(t, konnectsim.Options{}, "alice")
 	ctx := context.Background()
 	create := func() (*operations.CreateKeyAuthWithConsumerResponse, error) {
 		return sdk.APIKeys.CreateKeyAuthWithConsumer(ctx, operations.CreateKeyAuthWithConsumerRequest{ControlPlaneID: cp, ConsumerIDForNestedEntities: consumers[0],
 			KeyAuthWithoutParents: &components.KeyAuthWithoutParents{}})
 	}
-	s.FailNext("POST", PathConsumerKeyAuth, 1, http.StatusServiceUnavailable)
-	if _, err := create(); sdkStatus(err) != http.StatusServiceUnavailable || len(s.ObjectsOf(KindKeyAuth)) != 0 {
-		t.Errorf("failed create: %v, %d stored", err, len(s.ObjectsOf(KindKeyAuth)))
+	s.FailNext("POST", konnectsim.PathConsumerKeyAuth, 1, http.StatusServiceUnavailable)
+	if _, err := create(); simtest.SDKStatus(err) != http.StatusServiceUnavailable || len(s.ObjectsOf(konnectsim.KindKeyAuth)) != 0 {
+		t.Errorf("failed create: %v, %d stored", err, len(s.ObjectsOf(konnectsim.KindKeyAuth)))
 	}
-	s.LoseNext("POST", PathConsumerKeyAuth, 1)
-	if _, err := create(); sdkStatus(err) != http.StatusBadGateway || len(s.ObjectsOf(KindKeyAuth)) != 1 {
-		t.Errorf("lost create: %v, %d stored", err, len(s.ObjectsOf(KindKeyAuth)))
+	s.LoseNext("POST", konnectsim.PathConsumerKeyAuth, 1)
+	if _, err := create(); simtest.SDKStatus(err) != http.StatusBadGateway || len(s.ObjectsOf(konnectsim.KindKeyAuth)) != 1 {
+		t.Errorf("lost create: %v, %d stored", err, len(s.ObjectsOf(konnectsim.KindKeyAuth)))
 	}
-	s.FailNext("GET", PathKeyAuth, 1, 0)
-	id := s.ObjectsOf(KindKeyAuth)[0].ID
-	if _, err := sdk.APIKeys.GetKeyAuth(ctx, id, cp); sdkStatus(err) != http.StatusInternalServerError {
+	s.FailNext("GET", konnectsim.PathKeyAuth, 1, 0)
+	id := s.ObjectsOf(konnectsim.KindKeyAuth)[0].ID
+	if _, err := sdk.APIKeys.GetKeyAuth(ctx, id, cp); simtest.SDKStatus(err) != http.StatusInternalServerError {
 		t.Errorf("failed get: %v, want 500", err)
 	}
 	var unauthorized *sdkerrors.GatewayUnauthorizedError
-	if _, err := newSDK(s, "kpat_wrong").APIKeys.ListKeyAuth(ctx, operations.ListKeyAuthRequest{ControlPlaneID: cp}); !errors.As(err, &unauthorized) {
+	if _, err := simtest.NewSDK(s, "kpat_wrong").APIKeys.ListKeyAuth(ctx, operations.ListKeyAuthRequest{ControlPlaneID: cp}); !errors.As(err, &unauthorized) {
 		t.Errorf("wrong token: %v, want GatewayUnauthorizedError", err)
 	}
-	if got := s.Count("POST " + PathConsumerKeyAuth); got != 2 {
-		t.Errorf("POST %s counted %d times, want 2", PathConsumerKeyAuth, got)
+	if got := s.Count("POST " + konnectsim.PathConsumerKeyAuth); got != 2 {
+		t.Errorf("POST %s counted %d times, want 2", konnectsim.PathConsumerKeyAuth, got)
 	}
-	if got := s.Count("GET " + PathKeyAuths); got != 1 {
-		t.Errorf("GET %s counted %d times, want 1", PathKeyAuths, got)
+	if got := s.Count("GET " + konnectsim.PathKeyAuths); got != 1 {
+		t.Errorf("GET %s counted %d times, want 1", konnectsim.PathKeyAuths, got)
 	}
 }

@@ -1,4 +1,4 @@
-package konnectsim
+package platform_test
 
 import (
 	"context"
@@ -13,10 +13,13 @@ import (
 	"github.com/Kong/sdk-konnect-go/models/components"
 	"github.com/Kong/sdk-konnect-go/models/operations"
 	"github.com/Kong/sdk-konnect-go/models/sdkerrors"
+
+	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/konnectsim/internal/simtest"
 )
 
 func TestOrganizationsMe(t *testing.T) {
-	s := startServer(t, Options{Organizations: []Organization{
+	s := konnectsim.StartTest(t, konnectsim.Options{Organizations: []konnectsim.Organization{
 		{Name: "Org A", Tokens: []string{"kpat_a1", "kpat_a2"}},
 		{Name: "Org B", Tokens: []string{"spat_b"}},
 	}})
@@ -29,12 +32,12 @@ func TestOrganizationsMe(t *testing.T) {
 		{"spat_b", "Org B"},
 	} {
 		t.Run(tc.token, func(t *testing.T) {
-			res, err := newSDK(s, tc.token).Me.GetOrganizationsMe(ctx)
+			res, err := simtest.NewSDK(s, tc.token).Me.GetOrganizationsMe(ctx)
 			if err != nil {
 				t.Fatalf("GetOrganizationsMe: %v", err)
 			}
 			me := res.MeOrganization
-			if me == nil || *me.Name != tc.wantName || *me.ID != s.OrganizationID(tc.token) || !isUUID(*me.ID) {
+			if me == nil || *me.Name != tc.wantName || *me.ID != s.OrganizationID(tc.token) || !simtest.IsUUID(*me.ID) {
 				t.Fatalf("got %+v, want org %q with id %s", me, tc.wantName, s.OrganizationID(tc.token))
 			}
 			if *me.State != components.MeOrganizationStateActive {
@@ -46,7 +49,7 @@ func TestOrganizationsMe(t *testing.T) {
 		t.Errorf("two organizations share the ID %s", a)
 	}
 
-	_, err := newSDK(s, "kpat_wrong").Me.GetOrganizationsMe(ctx)
+	_, err := simtest.NewSDK(s, "kpat_wrong").Me.GetOrganizationsMe(ctx)
 	var unauthorized *sdkerrors.UnauthorizedError
 	if !errors.As(err, &unauthorized) {
 		t.Fatalf("wrong token: got %v, want *sdkerrors.UnauthorizedError", err)
@@ -58,7 +61,7 @@ func TestOrganizationsMe(t *testing.T) {
 // operator) is needed to keep it local. This test documents the SDK's
 // behaviour without letting the request leave the machine.
 func TestSDKSendsOrganizationsMeToGlobalHost(t *testing.T) {
-	s := startServer(t, Options{})
+	s := konnectsim.StartTest(t, konnectsim.Options{})
 	var hosts []string
 	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		hosts = append(hosts, r.URL.Host)
@@ -66,7 +69,7 @@ func TestSDKSendsOrganizationsMeToGlobalHost(t *testing.T) {
 	})}
 	sdk := sdkkonnectgo.New(
 		sdkkonnectgo.WithServerURL(s.URL()),
-		sdkkonnectgo.WithSecurity(components.Security{PersonalAccessToken: ptr(DefaultToken)}),
+		sdkkonnectgo.WithSecurity(components.Security{PersonalAccessToken: simtest.Ptr(konnectsim.DefaultToken)}),
 		sdkkonnectgo.WithClient(client),
 	)
 	_, _ = sdk.Me.GetOrganizationsMe(context.Background())
@@ -82,12 +85,12 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestControlPlaneCRUD(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
 
-	cp := createControlPlane(t, sdk, "prod", map[string]string{"env": "prod", "k8s-uid": "1234-abcd"})
-	if !isUUID(cp.ID) || cp.Name != "prod" || cp.Labels["env"] != "prod" {
+	cp := simtest.CreateControlPlane(t, sdk, "prod", map[string]string{"env": "prod", "k8s-uid": "1234-abcd"})
+	if !simtest.IsUUID(cp.ID) || cp.Name != "prod" || cp.Labels["env"] != "prod" {
 		t.Fatalf("created %+v", cp)
 	}
 	// Server-side defaults.
@@ -106,7 +109,7 @@ func TestControlPlaneCRUD(t *testing.T) {
 
 	// PATCH replaces the labels and keeps what it does not mention.
 	upd, err := sdk.ControlPlanes.UpdateControlPlane(ctx, cp.ID, components.UpdateControlPlaneRequest{
-		Description: ptr("production"),
+		Description: simtest.Ptr("production"),
 		Labels:      map[string]string{"env": "staging"},
 	})
 	if err != nil {
@@ -131,10 +134,10 @@ func TestControlPlaneCRUD(t *testing.T) {
 }
 
 func TestControlPlaneErrors(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	existing := createControlPlane(t, sdk, "taken", nil)
+	existing := simtest.CreateControlPlane(t, sdk, "taken", nil)
 
 	tests := []struct {
 		name  string
@@ -153,11 +156,11 @@ func TestControlPlaneErrors(t *testing.T) {
 			// The SDK has no typed error for a 409 on update: *sdkerrors.SDKError.
 			name: "renaming onto another name is 409",
 			call: func(sdk *sdkkonnectgo.SDK) error {
-				other := createControlPlane(t, sdk, "other", nil)
-				_, err := sdk.ControlPlanes.UpdateControlPlane(ctx, other.ID, components.UpdateControlPlaneRequest{Name: ptr("taken")})
+				other := simtest.CreateControlPlane(t, sdk, "other", nil)
+				_, err := sdk.ControlPlanes.UpdateControlPlane(ctx, other.ID, components.UpdateControlPlaneRequest{Name: simtest.Ptr("taken")})
 				return err
 			},
-			check: func(err error) bool { return sdkStatus(err) == http.StatusConflict },
+			check: func(err error) bool { return simtest.SDKStatus(err) == http.StatusConflict },
 		},
 		{
 			name: "reserved label prefix is 400 with invalid_parameters",
@@ -183,7 +186,7 @@ func TestControlPlaneErrors(t *testing.T) {
 		{
 			name: "unknown id is 404",
 			call: func(sdk *sdkkonnectgo.SDK) error {
-				_, err := sdk.ControlPlanes.UpdateControlPlane(ctx, "00000000-0000-4000-8000-000000000000", components.UpdateControlPlaneRequest{Name: ptr("y")})
+				_, err := sdk.ControlPlanes.UpdateControlPlane(ctx, "00000000-0000-4000-8000-000000000000", components.UpdateControlPlaneRequest{Name: simtest.Ptr("y")})
 				return err
 			},
 			check: func(err error) bool { var e *sdkerrors.NotFoundError; return errors.As(err, &e) },
@@ -191,7 +194,7 @@ func TestControlPlaneErrors(t *testing.T) {
 		{
 			name: "page size above 100 is 400",
 			call: func(sdk *sdkkonnectgo.SDK) error {
-				_, err := sdk.ControlPlanes.ListControlPlanes(ctx, operations.ListControlPlanesRequest{PageSize: ptr(int64(101))})
+				_, err := sdk.ControlPlanes.ListControlPlanes(ctx, operations.ListControlPlanesRequest{PageSize: simtest.Ptr(int64(101))})
 				return err
 			},
 			check: func(err error) bool { var e *sdkerrors.BadRequestError; return errors.As(err, &e) },
@@ -199,11 +202,11 @@ func TestControlPlaneErrors(t *testing.T) {
 		{
 			name: "another organization's control plane is 404",
 			call: func(*sdkkonnectgo.SDK) error {
-				other := s.AddOrganization(Organization{Name: "Other", Tokens: []string{"kpat_other"}})
+				other := s.AddOrganization(konnectsim.Organization{Name: "Other", Tokens: []string{"kpat_other"}})
 				if other == "" {
 					return errors.New("no org")
 				}
-				_, err := newSDK(s, "kpat_other").ControlPlanes.GetControlPlane(ctx, existing.ID)
+				_, err := simtest.NewSDK(s, "kpat_other").ControlPlanes.GetControlPlane(ctx, existing.ID)
 				return err
 			},
 			check: func(err error) bool { var e *sdkerrors.NotFoundError; return errors.As(err, &e) },
@@ -220,19 +223,19 @@ func TestControlPlaneErrors(t *testing.T) {
 }
 
 func TestControlPlaneListPaginationAndFilters(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
 	for i := range 25 {
 		labels := map[string]string{"env": "a"}
 		if i%2 == 1 {
 			labels = map[string]string{"env": "b", "team": "x"}
 		}
-		createControlPlane(t, sdk, fmt.Sprintf("cp-%02d", i), labels)
+		simtest.CreateControlPlane(t, sdk, fmt.Sprintf("cp-%02d", i), labels)
 	}
 
 	// Walk the pages with the SDK's own pagination (res.Next).
-	res, err := sdk.ControlPlanes.ListControlPlanes(ctx, operations.ListControlPlanesRequest{PageSize: ptr(int64(10))})
+	res, err := sdk.ControlPlanes.ListControlPlanes(ctx, operations.ListControlPlanesRequest{PageSize: simtest.Ptr(int64(10))})
 	if err != nil {
 		t.Fatalf("ListControlPlanes: %v", err)
 	}
@@ -260,20 +263,20 @@ func TestControlPlaneListPaginationAndFilters(t *testing.T) {
 		req  operations.ListControlPlanesRequest
 		want int
 	}{
-		{"label key:value", operations.ListControlPlanesRequest{FilterLabels: ptr("env:a")}, 13},
-		{"label exists", operations.ListControlPlanesRequest{FilterLabels: ptr("team")}, 12},
-		{"two labels", operations.ListControlPlanesRequest{FilterLabels: ptr("env:b,team:x")}, 12},
-		{"label mismatch", operations.ListControlPlanesRequest{FilterLabels: ptr("env:a,team:x")}, 0},
+		{"label key:value", operations.ListControlPlanesRequest{FilterLabels: simtest.Ptr("env:a")}, 13},
+		{"label exists", operations.ListControlPlanesRequest{FilterLabels: simtest.Ptr("team")}, 12},
+		{"two labels", operations.ListControlPlanesRequest{FilterLabels: simtest.Ptr("env:b,team:x")}, 12},
+		{"label mismatch", operations.ListControlPlanesRequest{FilterLabels: simtest.Ptr("env:a,team:x")}, 0},
 		{"name eq", operations.ListControlPlanesRequest{Filter: &components.ControlPlaneFilterParameters{
-			Name: &components.ControlPlaneFilterParametersName{Eq: ptr("cp-07")}}}, 1},
+			Name: &components.ControlPlaneFilterParametersName{Eq: simtest.Ptr("cp-07")}}}, 1},
 		{"name contains", operations.ListControlPlanesRequest{Filter: &components.ControlPlaneFilterParameters{
-			Name: &components.ControlPlaneFilterParametersName{Contains: ptr("cp-1")}}}, 10},
+			Name: &components.ControlPlaneFilterParametersName{Contains: simtest.Ptr("cp-1")}}}, 10},
 		{"name neq", operations.ListControlPlanesRequest{Filter: &components.ControlPlaneFilterParameters{
-			Name: &components.ControlPlaneFilterParametersName{Neq: ptr("cp-07")}}}, 24},
+			Name: &components.ControlPlaneFilterParametersName{Neq: simtest.Ptr("cp-07")}}}, 24},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.req.PageSize = ptr(int64(100))
+			tc.req.PageSize = simtest.Ptr(int64(100))
 			res, err := sdk.ControlPlanes.ListControlPlanes(ctx, tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -286,10 +289,10 @@ func TestControlPlaneListPaginationAndFilters(t *testing.T) {
 }
 
 func TestDeletingControlPlaneDeletesItsEntities(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
-	cp := createControlPlane(t, sdk, "cp", nil)
-	createService(t, sdk, cp.ID, "svc")
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
+	simtest.CreateService(t, sdk, cp.ID, "svc")
 	if _, err := sdk.ControlPlanes.DeleteControlPlane(context.Background(), cp.ID); err != nil {
 		t.Fatal(err)
 	}

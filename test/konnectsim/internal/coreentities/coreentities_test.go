@@ -1,4 +1,4 @@
-package konnectsim
+package coreentities_test
 
 import (
 	"context"
@@ -14,24 +14,27 @@ import (
 	"github.com/Kong/sdk-konnect-go/models/components"
 	"github.com/Kong/sdk-konnect-go/models/operations"
 	"github.com/Kong/sdk-konnect-go/models/sdkerrors"
+
+	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/konnectsim/internal/simtest"
 )
 
 func TestServiceCRUD(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", nil)
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
 
 	created, err := sdk.Services.CreateService(ctx, cp.ID, components.Service{
-		Name: ptr("billing"),
-		URL:  ptr("https://billing.internal:8443/api"),
+		Name: simtest.Ptr("billing"),
+		URL:  simtest.Ptr("https://billing.internal:8443/api"),
 		Tags: []string{"k8s-uid:u1"},
 	})
 	if err != nil {
 		t.Fatalf("CreateService: %v", err)
 	}
 	svc := created.Service
-	if created.StatusCode != http.StatusCreated || !isUUID(*svc.ID) || *svc.CreatedAt == 0 || *svc.UpdatedAt != *svc.CreatedAt {
+	if created.StatusCode != http.StatusCreated || !simtest.IsUUID(*svc.ID) || *svc.CreatedAt == 0 || *svc.UpdatedAt != *svc.CreatedAt {
 		t.Fatalf("created %d %+v", created.StatusCode, svc)
 	}
 	// url is write-only: it sets protocol, host, port and path.
@@ -50,7 +53,7 @@ func TestServiceCRUD(t *testing.T) {
 
 	up, err := sdk.Services.UpsertService(ctx, operations.UpsertServiceRequest{
 		ServiceID: *svc.ID, ControlPlaneID: cp.ID,
-		Service: components.Service{Name: ptr("billing"), Host: "billing-v2.internal", Port: ptr(int64(9000)), Tags: []string{"k8s-uid:u1", "v2"}},
+		Service: components.Service{Name: simtest.Ptr("billing"), Host: "billing-v2.internal", Port: simtest.Ptr(int64(9000)), Tags: []string{"k8s-uid:u1", "v2"}},
 	})
 	if err != nil {
 		t.Fatalf("UpsertService: %v", err)
@@ -62,7 +65,7 @@ func TestServiceCRUD(t *testing.T) {
 	// PUT with a new id creates.
 	newID := "5e0b2b5e-8f3a-4a57-9d3e-0a6b6f2f7c11"
 	if res, err := sdk.Services.UpsertService(ctx, operations.UpsertServiceRequest{
-		ServiceID: newID, ControlPlaneID: cp.ID, Service: components.Service{Name: ptr("ledger"), Host: "ledger.internal"},
+		ServiceID: newID, ControlPlaneID: cp.ID, Service: components.Service{Name: simtest.Ptr("ledger"), Host: "ledger.internal"},
 	}); err != nil || *res.Service.ID != newID {
 		t.Fatalf("UpsertService create: %v", err)
 	}
@@ -70,10 +73,10 @@ func TestServiceCRUD(t *testing.T) {
 	if _, err := sdk.Services.DeleteService(ctx, cp.ID, *svc.ID); err != nil {
 		t.Fatalf("DeleteService: %v", err)
 	}
-	if _, err := sdk.Services.GetService(ctx, *svc.ID, cp.ID); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.Services.GetService(ctx, *svc.ID, cp.ID); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Fatalf("get after delete: %v, want 404", err)
 	}
-	if _, err := sdk.Services.DeleteService(ctx, cp.ID, *svc.ID); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.Services.DeleteService(ctx, cp.ID, *svc.ID); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Fatalf("delete twice: %v, want 404", err)
 	}
 }
@@ -81,11 +84,11 @@ func TestServiceCRUD(t *testing.T) {
 // Defaults are filled by the server, not only by the SDK (which sends its
 // own defaults): check them with a minimal raw body.
 func TestServerSideDefaults(t *testing.T) {
-	s := startServer(t, Options{})
-	cp := createControlPlane(t, newSDK(s, DefaultToken), "cp", nil)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	cp := simtest.CreateControlPlane(t, simtest.NewSDK(s, konnectsim.DefaultToken), "cp", nil)
 	base := "/v2/control-planes/" + cp.ID + "/core-entities/"
 
-	status, _, body := rawRequest(t, s, "POST", base+"services", DefaultToken, `{"name":"a","host":"a.internal"}`)
+	status, _, body := simtest.RawRequest(t, s, "POST", base+"services", konnectsim.DefaultToken, `{"name":"a","host":"a.internal"}`)
 	if status != http.StatusCreated {
 		t.Fatalf("create service: %d %s", status, body)
 	}
@@ -100,7 +103,7 @@ func TestServerSideDefaults(t *testing.T) {
 		}
 	}
 
-	status, _, body = rawRequest(t, s, "POST", base+"routes", DefaultToken, fmt.Sprintf(`{"paths":["/a"],"service":{"id":%q}}`, svc["id"]))
+	status, _, body = simtest.RawRequest(t, s, "POST", base+"routes", konnectsim.DefaultToken, fmt.Sprintf(`{"paths":["/a"],"service":{"id":%q}}`, svc["id"]))
 	if status != http.StatusCreated {
 		t.Fatalf("create route: %d %s", status, body)
 	}
@@ -120,14 +123,14 @@ func TestServerSideDefaults(t *testing.T) {
 }
 
 func TestRouteCRUD(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", nil)
-	svc := createService(t, sdk, cp.ID, "svc")
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
+	svc := simtest.CreateService(t, sdk, cp.ID, "svc")
 
 	created, err := sdk.Routes.CreateRoute(ctx, cp.ID, components.CreateRouteRouteJSON(components.RouteJSON{
-		Name:    ptr("r1"),
+		Name:    simtest.Ptr("r1"),
 		Paths:   []string{"/r1"},
 		Methods: []string{"GET"},
 		Service: &components.RouteJSONService{ID: svc.ID},
@@ -137,7 +140,7 @@ func TestRouteCRUD(t *testing.T) {
 		t.Fatalf("CreateRoute: %v", err)
 	}
 	r := created.Route.RouteJSON
-	if r == nil || !isUUID(*r.ID) || *r.Service.ID != *svc.ID || len(r.Protocols) != 2 || !*r.StripPath {
+	if r == nil || !simtest.IsUUID(*r.ID) || *r.Service.ID != *svc.ID || len(r.Protocols) != 2 || !*r.StripPath {
 		t.Fatalf("created %+v", created.Route)
 	}
 
@@ -148,7 +151,7 @@ func TestRouteCRUD(t *testing.T) {
 
 	up, err := sdk.Routes.UpsertRoute(ctx, operations.UpsertRouteRequest{
 		RouteID: *r.ID, ControlPlaneID: cp.ID,
-		Route: components.CreateRouteRouteJSON(components.RouteJSON{Name: ptr("r1"), Paths: []string{"/r1", "/r1b"}, Service: &components.RouteJSONService{ID: svc.ID}}),
+		Route: components.CreateRouteRouteJSON(components.RouteJSON{Name: simtest.Ptr("r1"), Paths: []string{"/r1", "/r1b"}, Service: &components.RouteJSONService{ID: svc.ID}}),
 	})
 	if err != nil || len(up.Route.RouteJSON.Paths) != 2 {
 		t.Fatalf("UpsertRoute: %v %+v", err, up)
@@ -157,7 +160,7 @@ func TestRouteCRUD(t *testing.T) {
 	// Routes nested under their service.
 	nested, err := sdk.Routes.CreateRouteWithService(ctx, operations.CreateRouteWithServiceRequest{
 		ControlPlaneID: cp.ID, ServiceID: *svc.ID,
-		RouteWithoutParents: components.CreateRouteWithoutParentsRouteJSON(components.RouteJSON{Name: ptr("r2"), Hosts: []string{"r2.example"}}),
+		RouteWithoutParents: components.CreateRouteWithoutParentsRouteJSON(components.RouteJSON{Name: simtest.Ptr("r2"), Hosts: []string{"r2.example"}}),
 	})
 	if err != nil || *nested.Route.RouteJSON.Service.ID != *svc.ID {
 		t.Fatalf("CreateRouteWithService: %v", err)
@@ -176,9 +179,9 @@ func TestRouteCRUD(t *testing.T) {
 
 	// A route needs an existing service.
 	_, err = sdk.Routes.CreateRoute(ctx, cp.ID, components.CreateRouteRouteJSON(components.RouteJSON{
-		Paths: []string{"/x"}, Service: &components.RouteJSONService{ID: ptr("00000000-0000-4000-8000-000000000000")},
+		Paths: []string{"/x"}, Service: &components.RouteJSONService{ID: simtest.Ptr("00000000-0000-4000-8000-000000000000")},
 	}))
-	if sdkStatus(err) != http.StatusBadRequest {
+	if simtest.SDKStatus(err) != http.StatusBadRequest {
 		t.Fatalf("route with unknown service: %v", err)
 	}
 
@@ -193,13 +196,13 @@ func TestRouteCRUD(t *testing.T) {
 }
 
 func TestConsumerCRUD(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", nil)
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
 
-	created, err := sdk.Consumers.CreateConsumer(ctx, cp.ID, components.Consumer{Username: ptr("alice"), CustomID: ptr("a-1"), Tags: []string{"t"}})
-	if err != nil || !isUUID(*created.Consumer.ID) || *created.Consumer.CreatedAt == 0 {
+	created, err := sdk.Consumers.CreateConsumer(ctx, cp.ID, components.Consumer{Username: simtest.Ptr("alice"), CustomID: simtest.Ptr("a-1"), Tags: []string{"t"}})
+	if err != nil || !simtest.IsUUID(*created.Consumer.ID) || *created.Consumer.CreatedAt == 0 {
 		t.Fatalf("CreateConsumer: %v %+v", err, created)
 	}
 	id := *created.Consumer.ID
@@ -208,19 +211,19 @@ func TestConsumerCRUD(t *testing.T) {
 		t.Fatalf("GetConsumer by username: %v", err)
 	}
 	up, err := sdk.Consumers.UpsertConsumer(ctx, operations.UpsertConsumerRequest{
-		ConsumerID: id, ControlPlaneID: cp.ID, Consumer: components.Consumer{Username: ptr("alice2")},
+		ConsumerID: id, ControlPlaneID: cp.ID, Consumer: components.Consumer{Username: simtest.Ptr("alice2")},
 	})
 	if err != nil || *up.Consumer.Username != "alice2" || up.Consumer.CustomID != nil {
 		t.Fatalf("UpsertConsumer: %v %+v", err, up)
 	}
-	list, err := sdk.Consumers.ListConsumer(ctx, operations.ListConsumerRequest{ControlPlaneID: cp.ID, FilterNameEq: ptr("alice2")})
+	list, err := sdk.Consumers.ListConsumer(ctx, operations.ListConsumerRequest{ControlPlaneID: cp.ID, FilterNameEq: simtest.Ptr("alice2")})
 	if err != nil || len(list.Object.Data) != 1 {
 		t.Fatalf("ListConsumer by name: %v", err)
 	}
 	if _, err := sdk.Consumers.DeleteConsumer(ctx, cp.ID, id); err != nil {
 		t.Fatalf("DeleteConsumer: %v", err)
 	}
-	if _, err := sdk.Consumers.GetConsumer(ctx, id, cp.ID); sdkStatus(err) != http.StatusNotFound {
+	if _, err := sdk.Consumers.GetConsumer(ctx, id, cp.ID); simtest.SDKStatus(err) != http.StatusNotFound {
 		t.Fatalf("get after delete: %v", err)
 	}
 }
@@ -233,7 +236,7 @@ func TestCoreEntityErrors(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		opts       Options
+		opts       konnectsim.Options
 		call       func(setup) error
 		wantStatus int
 		wantBody   string
@@ -241,8 +244,8 @@ func TestCoreEntityErrors(t *testing.T) {
 		{
 			name: "two services with one name",
 			call: func(c setup) error {
-				createService(t, c.sdk, c.cpID, "dup")
-				_, err := c.sdk.Services.CreateService(ctx, c.cpID, components.Service{Name: ptr("dup"), Host: "h"})
+				simtest.CreateService(t, c.sdk, c.cpID, "dup")
+				_, err := c.sdk.Services.CreateService(ctx, c.cpID, components.Service{Name: simtest.Ptr("dup"), Host: "h"})
 				return err
 			},
 			wantStatus: http.StatusBadRequest,
@@ -250,10 +253,10 @@ func TestCoreEntityErrors(t *testing.T) {
 		},
 		{
 			name: "two services with one name, 409 configured",
-			opts: Options{CoreEntityConflictStatus: http.StatusConflict},
+			opts: konnectsim.Options{CoreEntityConflictStatus: http.StatusConflict},
 			call: func(c setup) error {
-				createService(t, c.sdk, c.cpID, "dup")
-				_, err := c.sdk.Services.CreateService(ctx, c.cpID, components.Service{Name: ptr("dup"), Host: "h"})
+				simtest.CreateService(t, c.sdk, c.cpID, "dup")
+				_, err := c.sdk.Services.CreateService(ctx, c.cpID, components.Service{Name: simtest.Ptr("dup"), Host: "h"})
 				return err
 			},
 			wantStatus: http.StatusConflict,
@@ -262,10 +265,10 @@ func TestCoreEntityErrors(t *testing.T) {
 		{
 			name: "upsert renaming onto an existing name",
 			call: func(c setup) error {
-				createService(t, c.sdk, c.cpID, "one")
-				two := createService(t, c.sdk, c.cpID, "two")
+				simtest.CreateService(t, c.sdk, c.cpID, "one")
+				two := simtest.CreateService(t, c.sdk, c.cpID, "two")
 				_, err := c.sdk.Services.UpsertService(ctx, operations.UpsertServiceRequest{ServiceID: *two.ID, ControlPlaneID: c.cpID,
-					Service: components.Service{Name: ptr("one"), Host: "h"}})
+					Service: components.Service{Name: simtest.Ptr("one"), Host: "h"}})
 				return err
 			},
 			wantStatus: http.StatusBadRequest,
@@ -274,10 +277,10 @@ func TestCoreEntityErrors(t *testing.T) {
 		{
 			name: "two consumers with one username",
 			call: func(c setup) error {
-				if _, err := c.sdk.Consumers.CreateConsumer(ctx, c.cpID, components.Consumer{Username: ptr("bob")}); err != nil {
+				if _, err := c.sdk.Consumers.CreateConsumer(ctx, c.cpID, components.Consumer{Username: simtest.Ptr("bob")}); err != nil {
 					return err
 				}
-				_, err := c.sdk.Consumers.CreateConsumer(ctx, c.cpID, components.Consumer{Username: ptr("bob")})
+				_, err := c.sdk.Consumers.CreateConsumer(ctx, c.cpID, components.Consumer{Username: simtest.Ptr("bob")})
 				return err
 			},
 			wantStatus: http.StatusBadRequest,
@@ -286,10 +289,10 @@ func TestCoreEntityErrors(t *testing.T) {
 		{
 			name: "two consumers with one custom_id",
 			call: func(c setup) error {
-				if _, err := c.sdk.Consumers.CreateConsumer(ctx, c.cpID, components.Consumer{CustomID: ptr("c1")}); err != nil {
+				if _, err := c.sdk.Consumers.CreateConsumer(ctx, c.cpID, components.Consumer{CustomID: simtest.Ptr("c1")}); err != nil {
 					return err
 				}
-				_, err := c.sdk.Consumers.CreateConsumer(ctx, c.cpID, components.Consumer{CustomID: ptr("c1"), Username: ptr("other")})
+				_, err := c.sdk.Consumers.CreateConsumer(ctx, c.cpID, components.Consumer{CustomID: simtest.Ptr("c1"), Username: simtest.Ptr("other")})
 				return err
 			},
 			wantStatus: http.StatusBadRequest,
@@ -307,7 +310,7 @@ func TestCoreEntityErrors(t *testing.T) {
 		{
 			name: "service without host",
 			call: func(c setup) error {
-				_, err := c.sdk.Services.CreateService(ctx, c.cpID, components.Service{Name: ptr("nohost")})
+				_, err := c.sdk.Services.CreateService(ctx, c.cpID, components.Service{Name: simtest.Ptr("nohost")})
 				return err
 			},
 			wantStatus: http.StatusBadRequest,
@@ -316,7 +319,7 @@ func TestCoreEntityErrors(t *testing.T) {
 		{
 			name: "route without paths, hosts, methods or headers",
 			call: func(c setup) error {
-				_, err := c.sdk.Routes.CreateRoute(ctx, c.cpID, components.CreateRouteRouteJSON(components.RouteJSON{Name: ptr("empty")}))
+				_, err := c.sdk.Routes.CreateRoute(ctx, c.cpID, components.CreateRouteRouteJSON(components.RouteJSON{Name: simtest.Ptr("empty")}))
 				return err
 			},
 			wantStatus: http.StatusBadRequest,
@@ -366,7 +369,7 @@ func TestCoreEntityErrors(t *testing.T) {
 		{
 			name: "size above 1000",
 			call: func(c setup) error {
-				_, err := c.sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: c.cpID, Size: ptr(int64(1001))})
+				_, err := c.sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: c.cpID, Size: simtest.Ptr(int64(1001))})
 				return err
 			},
 			wantStatus: http.StatusBadRequest,
@@ -374,9 +377,9 @@ func TestCoreEntityErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := startServer(t, tc.opts)
-			sdk := newSDK(s, DefaultToken)
-			cp := createControlPlane(t, sdk, "cp", nil)
+			s := konnectsim.StartTest(t, tc.opts)
+			sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
+			cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
 			err := tc.call(setup{sdk: sdk, cpID: cp.ID})
 			var sdkErr *sdkerrors.SDKError
 			if !errors.As(err, &sdkErr) {
@@ -390,16 +393,16 @@ func TestCoreEntityErrors(t *testing.T) {
 }
 
 func TestCoreListPaginationAndFilters(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
-	cp := createControlPlane(t, sdk, "cp", nil)
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
 	for i := range 250 {
 		tags := []string{"managed-by:alm", fmt.Sprintf("k8s-uid:%03d", i)}
 		if i%5 == 0 {
 			tags = append(tags, "team:blue")
 		}
-		createService(t, sdk, cp.ID, fmt.Sprintf("svc-%03d", i), tags...)
+		simtest.CreateService(t, sdk, cp.ID, fmt.Sprintf("svc-%03d", i), tags...)
 	}
 
 	// Follow the offset cursor across pages.
@@ -407,7 +410,7 @@ func TestCoreListPaginationAndFilters(t *testing.T) {
 	var offset *string
 	pages := 0
 	for {
-		res, err := sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Size: ptr(int64(100)), Offset: offset})
+		res, err := sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Size: simtest.Ptr(int64(100)), Offset: offset})
 		if err != nil {
 			t.Fatalf("ListService: %v", err)
 		}
@@ -432,17 +435,17 @@ func TestCoreListPaginationAndFilters(t *testing.T) {
 		req  operations.ListServiceRequest
 		want int
 	}{
-		{"one tag", operations.ListServiceRequest{Tags: ptr("team:blue")}, 50},
-		{"all of two tags", operations.ListServiceRequest{Tags: ptr("team:blue,k8s-uid:005")}, 1},
-		{"any of two tags", operations.ListServiceRequest{Tags: ptr("k8s-uid:001/k8s-uid:002")}, 2},
-		{"no match", operations.ListServiceRequest{Tags: ptr("team:red")}, 0},
-		{"name eq", operations.ListServiceRequest{FilterNameEq: ptr("svc-042")}, 1},
-		{"name contains", operations.ListServiceRequest{FilterNameContains: ptr("svc-04")}, 10},
+		{"one tag", operations.ListServiceRequest{Tags: simtest.Ptr("team:blue")}, 50},
+		{"all of two tags", operations.ListServiceRequest{Tags: simtest.Ptr("team:blue,k8s-uid:005")}, 1},
+		{"any of two tags", operations.ListServiceRequest{Tags: simtest.Ptr("k8s-uid:001/k8s-uid:002")}, 2},
+		{"no match", operations.ListServiceRequest{Tags: simtest.Ptr("team:red")}, 0},
+		{"name eq", operations.ListServiceRequest{FilterNameEq: simtest.Ptr("svc-042")}, 1},
+		{"name contains", operations.ListServiceRequest{FilterNameContains: simtest.Ptr("svc-04")}, 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.ControlPlaneID = cp.ID
-			tc.req.Size = ptr(int64(1000))
+			tc.req.Size = simtest.Ptr(int64(1000))
 			res, err := sdk.Services.ListService(ctx, tc.req)
 			if err != nil {
 				t.Fatal(err)
@@ -454,11 +457,11 @@ func TestCoreListPaginationAndFilters(t *testing.T) {
 	}
 
 	// A filtered walk pages over the matches only.
-	res, err := sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Size: ptr(int64(30)), Tags: ptr("team:blue")})
+	res, err := sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Size: simtest.Ptr(int64(30)), Tags: simtest.Ptr("team:blue")})
 	if err != nil || len(res.Object.Data) != 30 || res.Object.Offset == nil {
 		t.Fatalf("first filtered page: %v", err)
 	}
-	res, err = sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Size: ptr(int64(30)), Tags: ptr("team:blue"), Offset: res.Object.Offset})
+	res, err = sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID, Size: simtest.Ptr(int64(30)), Tags: simtest.Ptr("team:blue"), Offset: res.Object.Offset})
 	if err != nil || len(res.Object.Data) != 20 || res.Object.Offset != nil {
 		t.Fatalf("second filtered page: %v %d", err, len(res.Object.Data))
 	}

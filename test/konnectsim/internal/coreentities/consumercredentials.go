@@ -1,4 +1,4 @@
-package konnectsim
+package coreentities
 
 import (
 	"crypto/rand"
@@ -8,6 +8,8 @@ import (
 	"encoding/pem"
 	"slices"
 	"strings"
+
+	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
 
 // Credentials of consumers (the credentials of Kong's auth plugins) are core
@@ -52,7 +54,7 @@ func randomSecret() string {
 func requireFields(obj object, fields ...string) []errorDetail {
 	var missing []string
 	for _, f := range fields {
-		if str(obj[f]) == "" {
+		if store.Str(obj[f]) == "" {
 			missing = append(missing, "'"+f+"'")
 		}
 	}
@@ -63,17 +65,16 @@ func requireFields(obj object, fields ...string) []errorDetail {
 }
 
 var basicAuthSpec = &kindSpec{
-	kind:        KindBasicAuth,
-	label:       "basic-auth credential",
-	fields:      credentialFields(map[string]fieldSpec{"username": {kind: fString}, "password": {kind: fString}}),
-	defaults:    func() object { return object{} },
-	unique:      []string{"username"},
-	parent:      "consumer",
-	noUpdatedAt: true,
+	kind:     store.KindBasicAuth,
+	label:    "basic-auth credential",
+	fields:   credentialFields(map[string]fieldSpec{"username": {kind: fString}, "password": {kind: fString}}),
+	defaults: func() object { return object{} },
+	unique:   []string{"username"},
+	parent:   "consumer",
 	// Kong stores a hash of the password salted with the consumer id, and never returns the password itself.
 	prepare: func(body object) []errorDetail {
-		if p := str(body["password"]); p != "" {
-			sum := sha1.Sum([]byte(p + parentOf(body, "consumer")))
+		if p := store.Str(body["password"]); p != "" {
+			sum := sha1.Sum([]byte(p + store.ParentOf(body, "consumer")))
 			body["password"] = hex.EncodeToString(sum[:])
 		}
 		return nil
@@ -82,41 +83,38 @@ var basicAuthSpec = &kindSpec{
 }
 
 var keyAuthSpec = &kindSpec{
-	kind:        KindKeyAuth,
-	label:       "key-auth credential",
-	fields:      credentialFields(map[string]fieldSpec{"key": {kind: fString}, "ttl": {kind: fInt, min: 0, max: 100000000}}),
-	defaults:    func() object { return object{"key": randomSecret()} },
-	unique:      []string{"key"},
-	parent:      "consumer",
-	noUpdatedAt: true,
+	kind:     store.KindKeyAuth,
+	label:    "key-auth credential",
+	fields:   credentialFields(map[string]fieldSpec{"key": {kind: fString}, "ttl": {kind: fInt, min: 0, max: 100000000}}),
+	defaults: func() object { return object{"key": randomSecret()} },
+	unique:   []string{"key"},
+	parent:   "consumer",
 }
 
 var aclSpec = &kindSpec{
-	kind:     KindACL,
+	kind:     store.KindACL,
 	label:    "acl",
 	fields:   credentialFields(map[string]fieldSpec{"group": {kind: fString}}),
 	defaults: func() object { return object{} },
 	// Kong's cache key of an ACL is (consumer, group).
 	uniquePerParent: []string{"group"},
 	parent:          "consumer",
-	noUpdatedAt:     true,
 	check:           func(obj object) []errorDetail { return requireFields(obj, "group") },
 }
 
 var jwtSpec = &kindSpec{
-	kind:  KindJWT,
+	kind:  store.KindJWT,
 	label: "jwt credential",
 	fields: credentialFields(map[string]fieldSpec{
 		"key": {kind: fString}, "secret": {kind: fString}, "rsa_public_key": {kind: fString},
 		"algorithm": {kind: fString, enum: jwtAlgorithms},
 	}),
-	defaults:    func() object { return object{"key": randomSecret(), "secret": randomSecret(), "algorithm": "HS256"} },
-	unique:      []string{"key"},
-	parent:      "consumer",
-	noUpdatedAt: true,
+	defaults: func() object { return object{"key": randomSecret(), "secret": randomSecret(), "algorithm": "HS256"} },
+	unique:   []string{"key"},
+	parent:   "consumer",
 	check: func(obj object) []errorDetail {
-		alg := str(obj["algorithm"])
-		switch key := str(obj["rsa_public_key"]); {
+		alg := store.Str(obj["algorithm"])
+		switch key := store.Str(obj["rsa_public_key"]); {
 		case slices.Contains([]string{"HS256", "HS384", "HS512"}, alg):
 			// HMAC: the secret signs, no key needed.
 		case key == "":
@@ -129,14 +127,13 @@ var jwtSpec = &kindSpec{
 }
 
 var hmacAuthSpec = &kindSpec{
-	kind:        KindHMACAuth,
-	label:       "hmac-auth credential",
-	fields:      credentialFields(map[string]fieldSpec{"username": {kind: fString}, "secret": {kind: fString}}),
-	defaults:    func() object { return object{"secret": randomSecret()} },
-	unique:      []string{"username"},
-	parent:      "consumer",
-	noUpdatedAt: true,
-	check:       func(obj object) []errorDetail { return requireFields(obj, "username") },
+	kind:     store.KindHMACAuth,
+	label:    "hmac-auth credential",
+	fields:   credentialFields(map[string]fieldSpec{"username": {kind: fString}, "secret": {kind: fString}}),
+	defaults: func() object { return object{"secret": randomSecret()} },
+	unique:   []string{"username"},
+	parent:   "consumer",
+	check:    func(obj object) []errorDetail { return requireFields(obj, "username") },
 }
 
 // isPEMKey reports whether s is a PEM public (or private) key, as the

@@ -1,37 +1,47 @@
-package konnectsim
+// Package simtest holds what the tests of the simulator's packages share: the
+// real Konnect SDK pointed at a simulator, a few calls made through it, and
+// raw HTTP requests.
+package simtest
 
 import (
 	"context"
 	"errors"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
 	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
 	"github.com/Kong/sdk-konnect-go/models/components"
 	"github.com/Kong/sdk-konnect-go/models/sdkerrors"
+
+	"github.com/almproject/alm/test/konnectsim"
 )
 
-func ptr[T any](v T) *T { return &v }
+// Ptr returns a pointer to v.
+func Ptr[T any](v T) *T { return &v }
 
-// startServer starts a simulator on loopback and stops it when the test ends.
-func startServer(t testing.TB, opts Options) *Server {
-	t.Helper()
-	return StartTest(t, opts)
-}
+var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
-// newSDK returns the real Konnect SDK talking to s with token.
-func newSDK(s *Server, token string, extra ...sdkkonnectgo.SDKOption) *sdkkonnectgo.SDK {
+// Err returns the error of a call that also returns a value.
+func Err[T any](_ T, err error) error { return err }
+
+// IsUUID reports whether s is a UUID.
+func IsUUID(s string) bool { return uuidPattern.MatchString(s) }
+
+// NewSDK returns the real Konnect SDK talking to s with token.
+func NewSDK(s *konnectsim.Server, token string, extra ...sdkkonnectgo.SDKOption) *sdkkonnectgo.SDK {
 	opts := []sdkkonnectgo.SDKOption{
 		sdkkonnectgo.WithServerURL(s.URL()),
-		sdkkonnectgo.WithSecurity(components.Security{PersonalAccessToken: ptr(token)}),
+		sdkkonnectgo.WithSecurity(components.Security{PersonalAccessToken: Ptr(token)}),
 		sdkkonnectgo.WithClient(s.HTTPClient()),
 	}
 	return sdkkonnectgo.New(append(opts, extra...)...)
 }
 
-func createControlPlane(t testing.TB, sdk *sdkkonnectgo.SDK, name string, labels map[string]string) components.ControlPlane {
+// CreateControlPlane creates a control plane through sdk and fails the test if it cannot.
+func CreateControlPlane(t testing.TB, sdk *sdkkonnectgo.SDK, name string, labels map[string]string) components.ControlPlane {
 	t.Helper()
 	res, err := sdk.ControlPlanes.CreateControlPlane(context.Background(), components.CreateControlPlaneRequest{Name: name, Labels: labels})
 	if err != nil {
@@ -43,17 +53,18 @@ func createControlPlane(t testing.TB, sdk *sdkkonnectgo.SDK, name string, labels
 	return *res.ControlPlane
 }
 
-func createService(t testing.TB, sdk *sdkkonnectgo.SDK, cpID, name string, tags ...string) components.ServiceOutput {
+// CreateService creates a service through sdk and fails the test if it cannot.
+func CreateService(t testing.TB, sdk *sdkkonnectgo.SDK, cpID, name string, tags ...string) components.ServiceOutput {
 	t.Helper()
-	res, err := sdk.Services.CreateService(context.Background(), cpID, components.Service{Name: ptr(name), Host: name + ".example.internal", Tags: tags})
+	res, err := sdk.Services.CreateService(context.Background(), cpID, components.Service{Name: Ptr(name), Host: name + ".example.internal", Tags: tags})
 	if err != nil {
 		t.Fatalf("CreateService(%s): %v", name, err)
 	}
 	return *res.Service
 }
 
-// sdkStatus returns the HTTP status carried by an SDK error (0 when none).
-func sdkStatus(err error) int {
+// SDKStatus returns the HTTP status carried by an SDK error (0 when none).
+func SDKStatus(err error) int {
 	var (
 		sdkErr       *sdkerrors.SDKError
 		badRequest   *sdkerrors.BadRequestError
@@ -88,8 +99,8 @@ func sdkStatus(err error) int {
 	return 0
 }
 
-// rawRequest sends a request to the simulator without the SDK.
-func rawRequest(t testing.TB, s *Server, method, path, token, body string) (int, http.Header, string) {
+// RawRequest sends a request to the simulator without the SDK.
+func RawRequest(t testing.TB, s *konnectsim.Server, method, path, token, body string) (int, http.Header, string) {
 	t.Helper()
 	var r io.Reader
 	if body != "" {

@@ -1,4 +1,4 @@
-package konnectsim
+package platform_test
 
 import (
 	"context"
@@ -13,11 +13,14 @@ import (
 	"github.com/Kong/sdk-konnect-go/models/components"
 	"github.com/Kong/sdk-konnect-go/models/operations"
 	"github.com/Kong/sdk-konnect-go/models/sdkerrors"
+
+	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/konnectsim/internal/simtest"
 )
 
 func TestGroupMemberships(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
 	groupType := components.CreateControlPlaneRequestClusterTypeClusterTypeControlPlaneGroup
 	res, err := sdk.ControlPlanes.CreateControlPlane(ctx, components.CreateControlPlaneRequest{Name: "group", ClusterType: &groupType})
@@ -27,7 +30,7 @@ func TestGroupMemberships(t *testing.T) {
 	group := res.ControlPlane.ID
 	var members []string
 	for _, name := range []string{"a", "b", "c"} {
-		members = append(members, createControlPlane(t, sdk, name, nil).ID)
+		members = append(members, simtest.CreateControlPlane(t, sdk, name, nil).ID)
 	}
 	plain := members[0]
 	put := func(id string, ids ...string) error {
@@ -57,7 +60,7 @@ func TestGroupMemberships(t *testing.T) {
 			if next == nil {
 				return ids
 			}
-			after = ptr(mustQuery(t, *next, "page[after]"))
+			after = simtest.Ptr(mustQuery(t, *next, "page[after]"))
 		}
 		t.Fatal("no last page")
 		return nil
@@ -94,7 +97,7 @@ func TestGroupMemberships(t *testing.T) {
 		"unknown member":      {group, []string{"00000000-0000-4000-8000-000000000000"}, http.StatusBadRequest},
 		"a group as a member": {group, []string{group}, http.StatusBadRequest},
 	} {
-		if err := put(tc.group, tc.ids...); sdkStatus(err) != tc.want {
+		if err := put(tc.group, tc.ids...); simtest.SDKStatus(err) != tc.want {
 			t.Errorf("%s: error %v, want HTTP %d", name, err, tc.want)
 		}
 	}
@@ -138,14 +141,14 @@ func membership(ids ...string) *components.GroupMembership {
 }
 
 func TestGroupMembershipRules(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
 	g1, g2 := createGroup(t, sdk, "g1"), createGroup(t, sdk, "g2")
-	a, b, c := createControlPlane(t, sdk, "a", nil).ID, createControlPlane(t, sdk, "b", nil).ID, createControlPlane(t, sdk, "c", nil).ID
+	a, b, c := simtest.CreateControlPlane(t, sdk, "a", nil).ID, simtest.CreateControlPlane(t, sdk, "b", nil).ID, simtest.CreateControlPlane(t, sdk, "c", nil).ID
 	unknown := "00000000-0000-4000-8000-000000000000"
-	s.AddOrganization(Organization{Name: "Other", Tokens: []string{"kpat_other"}})
-	otherOrg := createControlPlane(t, newSDK(s, "kpat_other"), "elsewhere", nil).ID
+	s.AddOrganization(konnectsim.Organization{Name: "Other", Tokens: []string{"kpat_other"}})
+	otherOrg := simtest.CreateControlPlane(t, simtest.NewSDK(s, "kpat_other"), "elsewhere", nil).ID
 
 	// An empty group lists nothing.
 	res, err := sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberships(ctx, operations.GetControlPlanesIDGroupMembershipsRequest{ControlPlaneID: g1})
@@ -171,34 +174,36 @@ func TestGroupMembershipRules(t *testing.T) {
 		id    string // the id the reason names
 	}{
 		{"PUT with an unknown member", func() error {
-			return second(sdk.ControlPlaneGroups.PutControlPlanesIDGroupMemberships(ctx, g1, membership(c, unknown)))
+			return simtest.Err(sdk.ControlPlaneGroups.PutControlPlanesIDGroupMemberships(ctx, g1, membership(c, unknown)))
 		}, "members[1].id", 400, unknown},
 		{"PUT with another organization's control plane", func() error {
-			return second(sdk.ControlPlaneGroups.PutControlPlanesIDGroupMemberships(ctx, g1, membership(otherOrg)))
+			return simtest.Err(sdk.ControlPlaneGroups.PutControlPlanesIDGroupMemberships(ctx, g1, membership(otherOrg)))
 		}, "members[0].id", 400, otherOrg},
 		{"adding a group", func() error {
-			return second(sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsAdd(ctx, g1, membership(g2)))
+			return simtest.Err(sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsAdd(ctx, g1, membership(g2)))
 		}, "members[0].id", 400, g2},
 		{"removing an unknown control plane", func() error {
-			return second(sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsRemove(ctx, g1, membership(unknown)))
+			return simtest.Err(sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsRemove(ctx, g1, membership(unknown)))
 		}, "members[0].id", 400, unknown},
 		{"adding to a control plane that is not a group", func() error {
-			return second(sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsAdd(ctx, c, membership(a)))
+			return simtest.Err(sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsAdd(ctx, c, membership(a)))
 		}, "", 400, ""},
 		{"listing the members of a control plane that is not a group", func() error {
-			return second(sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberships(ctx, operations.GetControlPlanesIDGroupMembershipsRequest{ControlPlaneID: c}))
+			return simtest.Err(sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberships(ctx, operations.GetControlPlanesIDGroupMembershipsRequest{ControlPlaneID: c}))
 		}, "", 400, ""},
 		{"page size above 100", func() error {
-			return second(sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberships(ctx, operations.GetControlPlanesIDGroupMembershipsRequest{ControlPlaneID: g1, PageSize: ptr(int64(101))}))
+			return simtest.Err(sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberships(ctx, operations.GetControlPlanesIDGroupMembershipsRequest{ControlPlaneID: g1, PageSize: simtest.Ptr(int64(101))}))
 		}, "page[size]", 400, ""},
 		{"a cursor that is not one", func() error {
-			return second(sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberships(ctx, operations.GetControlPlanesIDGroupMembershipsRequest{ControlPlaneID: g1, PageAfter: ptr("!")}))
+			return simtest.Err(sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberships(ctx, operations.GetControlPlanesIDGroupMembershipsRequest{ControlPlaneID: g1, PageAfter: simtest.Ptr("!")}))
 		}, "page[after]", 400, ""},
 		{"removing from an unknown group", func() error {
-			return second(sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsRemove(ctx, unknown, membership(a)))
+			return simtest.Err(sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsRemove(ctx, unknown, membership(a)))
 		}, "", 404, ""},
-		{"member status of an unknown control plane", func() error { return second(sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberStatus(ctx, unknown)) }, "", 404, ""},
-		{"another organization's group", func() error { return second(sdk.ControlPlaneGroups.GetControlPlanesIDGroupStatus(ctx, otherOrg)) }, "", 404, ""},
+		{"member status of an unknown control plane", func() error {
+			return simtest.Err(sdk.ControlPlaneGroups.GetControlPlanesIDGroupMemberStatus(ctx, unknown))
+		}, "", 404, ""},
+		{"another organization's group", func() error { return simtest.Err(sdk.ControlPlaneGroups.GetControlPlanesIDGroupStatus(ctx, otherOrg)) }, "", 404, ""},
 	} {
 		err := tc.call()
 		var bad *sdkerrors.BadRequestError
@@ -252,24 +257,24 @@ func TestGroupMembershipRules(t *testing.T) {
 		t.Error("GroupMembers of an unknown group is not nil")
 	}
 	// A lost answer still commits.
-	s.LoseNext("POST", PathGroupMembershipsAdd, 1)
-	if _, err := sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsAdd(ctx, g1, membership(c)); sdkStatus(err) != http.StatusBadGateway || !slices.Equal(s.GroupMembers(g1), []string{c}) {
+	s.LoseNext("POST", konnectsim.PathGroupMembershipsAdd, 1)
+	if _, err := sdk.ControlPlaneGroups.PostControlPlanesIDGroupMembershipsAdd(ctx, g1, membership(c)); simtest.SDKStatus(err) != http.StatusBadGateway || !slices.Equal(s.GroupMembers(g1), []string{c}) {
 		t.Errorf("lost add: %v, members %v", err, s.GroupMembers(g1))
 	}
-	if n := s.Count("PUT " + PathGroupMemberships); n != 3 {
-		t.Errorf("PUT %s counted %d times, want 3", PathGroupMemberships, n)
+	if n := s.Count("PUT " + konnectsim.PathGroupMemberships); n != 3 {
+		t.Errorf("PUT %s counted %d times, want 3", konnectsim.PathGroupMemberships, n)
 	}
 }
 
 func TestGroupStatus(t *testing.T) {
-	s := startServer(t, Options{})
-	sdk := newSDK(s, DefaultToken)
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
 	group := createGroup(t, sdk, "group")
-	a, b := createControlPlane(t, sdk, "a", nil).ID, createControlPlane(t, sdk, "b", nil).ID
-	createService(t, sdk, a, "web")
-	createService(t, sdk, a, "api")
-	web := createService(t, sdk, b, "web")
+	a, b := simtest.CreateControlPlane(t, sdk, "a", nil).ID, simtest.CreateControlPlane(t, sdk, "b", nil).ID
+	simtest.CreateService(t, sdk, a, "web")
+	simtest.CreateService(t, sdk, a, "api")
+	web := simtest.CreateService(t, sdk, b, "web")
 	status := func() *components.GroupStatus {
 		t.Helper()
 		res, err := sdk.ControlPlaneGroups.GetControlPlanesIDGroupStatus(ctx, group)
@@ -297,10 +302,10 @@ func TestGroupStatus(t *testing.T) {
 	if st := status(); st.State != components.GroupStatusStateOk {
 		t.Errorf("status once the duplicate is gone: %+v", st)
 	}
-	if _, err := sdk.ControlPlaneGroups.GetControlPlanesIDGroupStatus(ctx, a); sdkStatus(err) != http.StatusBadRequest {
+	if _, err := sdk.ControlPlaneGroups.GetControlPlanesIDGroupStatus(ctx, a); simtest.SDKStatus(err) != http.StatusBadRequest {
 		t.Errorf("status of a control plane that is not a group: %v, want 400", err)
 	}
-	if n := s.Count("GET " + PathGroupStatus); n != 4 {
-		t.Errorf("GET %s counted %d times, want 4", PathGroupStatus, n)
+	if n := s.Count("GET " + konnectsim.PathGroupStatus); n != 4 {
+		t.Errorf("GET %s counted %d times, want 4", konnectsim.PathGroupStatus, n)
 	}
 }

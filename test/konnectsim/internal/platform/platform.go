@@ -1,0 +1,79 @@
+// Package platform serves the Konnect platform APIs the operator calls:
+// GET /v3/organizations/me, control planes (controlplanes.go) and the
+// members of control plane groups (groupmembers.go), with their
+// application/problem+json errors.
+package platform
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/almproject/alm/test/konnectsim/internal/store"
+)
+
+// object is a stored entity as decoded JSON (see store.Record).
+type object = map[string]any
+
+// API serves the platform APIs of the organizations in a store.
+type API struct {
+	st *store.Store
+}
+
+// New returns the platform API over st.
+func New(st *store.Store) *API { return &API{st: st} }
+
+// OrganizationsMe serves GET /v3/organizations/me: the organization of the request's token.
+func (a *API) OrganizationsMe(w http.ResponseWriter, _ *http.Request, o *store.Org) {
+	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{
+		"id":                    o.ID,
+		"name":                  o.Name,
+		"owner_id":              o.ID,
+		"login_path":            "",
+		"created_at":            store.FormatTime(o.CreatedAt),
+		"updated_at":            store.FormatTime(o.CreatedAt),
+		"state":                 "active",
+		"retention_period_days": 30,
+	})
+}
+
+// The platform APIs answer application/problem+json {status, title,
+// instance, detail[, invalid_parameters]}; the SDK turns them into typed
+// errors (sdkerrors.BadRequestError, NotFoundError, ConflictError, ...).
+
+// invalidParameter is one entry of a problem's invalid_parameters.
+type invalidParameter struct {
+	Field  string `json:"field"`
+	Rule   string `json:"rule,omitempty"`
+	Source string `json:"source,omitempty"`
+	Reason string `json:"reason"`
+}
+
+type problem struct {
+	Status            int                `json:"status"`
+	Title             string             `json:"title"`
+	Type              string             `json:"type,omitempty"`
+	Instance          string             `json:"instance"`
+	Detail            string             `json:"detail"`
+	InvalidParameters []invalidParameter `json:"invalid_parameters,omitempty"`
+}
+
+func (a *API) writeProblem(w http.ResponseWriter, status int, detail string, params ...invalidParameter) {
+	trace := a.st.Uint64()
+	store.WriteJSON(w, status, "application/problem+json", problem{
+		Status:            status,
+		Title:             http.StatusText(status),
+		Instance:          fmt.Sprintf("kong:trace:%d", trace%1e19),
+		Detail:            detail,
+		InvalidParameters: params,
+	})
+}
+
+// WriteUnauthorized answers 401 as the platform APIs do.
+func (a *API) WriteUnauthorized(w http.ResponseWriter) {
+	a.writeProblem(w, http.StatusUnauthorized, "Invalid credentials")
+}
+
+// WriteServerError answers a 5xx status as the platform APIs do.
+func (a *API) WriteServerError(w http.ResponseWriter, status int) {
+	a.writeProblem(w, status, "An unexpected error occurred")
+}
