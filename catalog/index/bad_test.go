@@ -46,7 +46,7 @@ func TestBadInput(t *testing.T) {
 		{name: "olm-owned-crd-missing", rule: bundle.RuleOwnedCRDMissing, severity: bundle.SeverityError, file: "bad"},
 		{name: "duplicate-bundle", rule: bundle.RuleDuplicateBundle, severity: bundle.SeverityError, file: "bad/b", resolves: map[string]string{"bad": "bad.v1.0.0"}},
 		{name: "duplicate-version", rule: bundle.RuleDuplicateVersion, severity: bundle.SeverityError, file: "bad/b", resolves: map[string]string{"bad": "bad.v1.0.0"}},
-		{name: "crd-owned-by-two-packages", rule: bundle.RuleCRDOwnedTwice, severity: bundle.SeverityError, file: "other/1.0.0"},
+		{name: "crd-owned-by-two-packages", rule: bundle.RuleCRDOwnedTwice, severity: bundle.SeverityWarning, file: "other/1.0.0"},
 		{name: "replaces-cycle", rule: bundle.RuleReplacesCycle, severity: bundle.SeverityError, file: "fbc/catalog.json", resolves: map[string]string{"cyc": "cyc.v1.0.0"}},
 		{name: "dangling-replaces", rule: bundle.RuleDanglingReplaces, severity: bundle.SeverityWarning, file: "fbc/catalog.json", resolves: map[string]string{"dng": "dng.v1.1.0"}},
 		{name: "malformed-fbc", rule: bundle.RuleMalformedFBC, severity: bundle.SeverityError, file: "fbc/catalog.json"},

@@ -102,11 +102,13 @@ func (b *builder) addBundles() {
 	}
 }
 
-// checkOwnedKinds gives each group/kind one owning package: the first package by name keeps it, bundles of other
-// packages that own it are excluded.
+// checkOwnedKinds warns about a group/kind that bundles of two packages own. Both packages are served (real
+// catalogs have such pairs); only installing the second owner where the first already owns the CRD is refused, by
+// the installer, naming the owning package.
 func (b *builder) checkOwnedKinds() {
 	type owner struct{ pkg, bundle string }
 	owners := map[schema.GroupKind]owner{}
+	warned := map[string]bool{}
 	byPackage := append([]*bundle.Bundle(nil), b.kept...)
 	sort.SliceStable(byPackage, func(i, j int) bool { return byPackage[i].Package < byPackage[j].Package })
 	for _, bd := range byPackage {
@@ -117,9 +119,11 @@ func (b *builder) checkOwnedKinds() {
 				owners[gk] = owner{bd.Package, bd.Name}
 				continue
 			}
-			if o.pkg != bd.Package && !b.excluded[bd] {
-				b.reject(bd, bundleErr(bd, bundle.RuleCRDOwnedTwice, "a CRD has one owning package; others list it under required",
-					"%s is owned by package %s (bundle %s) and by package %s", gk, o.pkg, o.bundle, bd.Package))
+			if key := gk.String() + "/" + bd.Package; o.pkg != bd.Package && !b.excluded[bd] && !warned[key] {
+				warned[key] = true
+				p := bundleErr(bd, bundle.RuleCRDOwnedTwice, "install only one of them per cluster, or have one list the CRD under required",
+					"%s is owned by package %s (bundle %s) and by package %s: both are served; a cluster can install only one of them", gk, o.pkg, o.bundle, bd.Package)
+				b.warn(p)
 			}
 		}
 	}

@@ -81,7 +81,7 @@ func TestGraphRules(t *testing.T) {
 		{name: "kind owned by two packages", docs: pkgDoc + ch("stable", `{"name":"p.v1.0.0"}`) + cattest.BundleDoc("p", "1.0.0") +
 			`{"schema":"olm.package","name":"q","defaultChannel":"stable"}` + "\n" + `{"schema":"olm.channel","package":"q","name":"stable","entries":[{"name":"q.v1.0.0"}]}` + "\n" +
 			strings.ReplaceAll(strings.Replace(cattest.BundleDoc("q", "1.0.0"), `"group":"q.example.com"`, `"group":"p.example.com"`, 1), "", ""),
-			rule: bundle.RuleCRDOwnedTwice, severity: bundle.SeverityError, bundles: []string{"p.v1.0.0"}},
+			rule: bundle.RuleCRDOwnedTwice, severity: bundle.SeverityWarning, bundles: []string{"p.v1.0.0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/registry"
 )
 
@@ -39,10 +40,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	// The label holds a label-safe form of the package name; the catalog knows the real one.
-	pkg := crd.Labels[operatorsv1alpha1.LabelAppType]
-	if owners := r.Registry.Index().OwnerPackages(servedGVK(crd)); len(owners) > 0 {
-		pkg = owners[0]
-	}
+	pkg := providingPackage(crd.Labels[operatorsv1alpha1.LabelAppType], r.Registry.Index().OwnerPackages(servedGVK(crd)))
 	list := &operatorsv1alpha1.AppTypeList{}
 	if err := r.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return ctrl.Result{}, err
@@ -72,6 +70,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.Recorder.Eventf(at, nil, corev1.EventTypeNormal, "CreatedForCRD", "Create",
 		"Created to install package %s, which provides CRD %s needed in namespace %s", pkg, crd.Name, namespace)
 	return ctrl.Result{}, nil
+}
+
+// providingPackage is the package that provides a CRD: of the catalog's owners of its kind, the one whose label
+// value is on the CRD (two packages of a catalog may own one CRD; the one installed here provides it), else the first.
+func providingPackage(label string, owners []string) string {
+	for _, o := range owners {
+		if ownership.LabelValue(o) == label {
+			return o
+		}
+	}
+	if len(owners) > 0 {
+		return owners[0]
+	}
+	return label
 }
 
 // servedGVK is the storage version's kind of crd.
