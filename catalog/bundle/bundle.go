@@ -116,6 +116,9 @@ type Metadata struct {
 	DisplayName string
 	CRDs        opv1alpha1.CustomResourceDefinitions
 	SkipRange   string
+	// Raw is the property's whole value as the catalog wrote it, kept only when the catalog is loaded for rendering
+	// (fbc.LoadOptions.ForRender), so that rendering writes it back unchanged; nil otherwise.
+	Raw json.RawMessage
 }
 
 // FromFBC is the Bundle an olm.bundle document of a File-Based Catalog describes: b's exported fields (name,

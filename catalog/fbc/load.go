@@ -69,7 +69,9 @@ func LoadDir(dir string) (*Contents, error) {
 // LoadOptions tune LoadDirWith.
 type LoadOptions struct {
 	// ForRender keeps each bundle's objects as compressed JSON, so rendering the catalog (WriteCatalog) does not read
-	// and decode the bundle directories a second time. The index alone (LoadDir) keeps no manifests.
+	// and decode the bundle directories a second time, and keeps the olm.csv.metadata property of File-Based
+	// Catalog bundles whole (bundle.Metadata.Raw), so rendering writes it back. The index alone (LoadDir) keeps
+	// no manifests and only the part of olm.csv.metadata an OperatorVersion shows.
 	ForRender bool
 }
 
@@ -97,7 +99,7 @@ func LoadDirWith(dir string, opts LoadOptions) (*Contents, error) {
 			}
 			return nil
 		}
-		if isFBCFile(name) {
+		if IsFBCFile(name) {
 			fbcFiles = append(fbcFiles, path)
 		}
 		return nil
@@ -128,7 +130,7 @@ func LoadDirWith(dir string, opts LoadOptions) (*Contents, error) {
 					c.Problems = problems
 					results[i] = c
 				} else {
-					results[i] = loadFBCFile(fbcFiles[i-len(bundleDirs)])
+					results[i] = loadFBCFile(fbcFiles[i-len(bundleDirs)], opts)
 				}
 			}
 		}()
@@ -154,13 +156,13 @@ func isBundleDir(dir string) bool {
 	return err == nil
 }
 
-func loadFBCFile(path string) *Contents {
+func loadFBCFile(path string, opts LoadOptions) *Contents {
 	f, err := os.Open(path)
 	if err != nil {
 		return &Contents{Problems: []bundle.Problem{bundle.Errorf(path, bundle.RuleLoadFailed, "", "%v", err)}}
 	}
 	defer f.Close()
-	return Load(f, path)
+	return LoadWith(f, path, opts)
 }
 
 // fbcDoc has the fields of every File-Based Catalog schema ALM reads; decoding into it reads a document once.
@@ -193,6 +195,11 @@ const (
 // other schemas (e.g. olm.deprecations) are skipped; a document that does not parse ends the file with a problem,
 // keeping the documents before it.
 func Load(r io.Reader, path string) *Contents {
+	return LoadWith(r, path, LoadOptions{})
+}
+
+// LoadWith is Load with options.
+func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 	c := &Contents{}
 	dec := k8syaml.NewYAMLOrJSONDecoder(r, 4096)
 	for {
@@ -218,7 +225,7 @@ func Load(r io.Reader, path string) *Contents {
 			}
 			c.Channels = append(c.Channels, ChannelDoc{Package: d.Package, Name: d.Name, Entries: d.Entries, Path: path})
 		case declcfg.SchemaBundle:
-			b, p := bundleFromDoc(&d, path)
+			b, p := bundleFromDoc(&d, path, opts)
 			if p != nil {
 				c.Problems = append(c.Problems, *p)
 				continue
@@ -238,7 +245,7 @@ func Load(r io.Reader, path string) *Contents {
 }
 
 // bundleFromDoc turns an olm.bundle document into a Bundle, or a problem.
-func bundleFromDoc(d *fbcDoc, path string) (*bundle.Bundle, *bundle.Problem) {
+func bundleFromDoc(d *fbcDoc, path string, opts LoadOptions) (*bundle.Bundle, *bundle.Problem) {
 	fail := func(rule, hint, format string, args ...any) (*bundle.Bundle, *bundle.Problem) {
 		p := bundle.Errorf(path, rule, hint, format, args...)
 		p.Package, p.Bundle = d.Package, d.Name
@@ -293,6 +300,9 @@ func bundleFromDoc(d *fbcDoc, path string) (*bundle.Bundle, *bundle.Problem) {
 			if err != nil {
 				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.csv.metadata property: %v", d.Name, err)
 			}
+			if opts.ForRender {
+				md.Raw = append(json.RawMessage(nil), p.Value...)
+			}
 			b.Metadata = md
 		}
 	}
@@ -331,9 +341,14 @@ func pinnedDigest(ref string) string {
 // of a catalog image. Other files are ignored, as opm ignores them; a file that does not parse is a problem named
 // by prefix and its path, and the other files still load.
 func LoadFS(fsys fs.FS, prefix string) (*Contents, error) {
+	return LoadFSWith(fsys, prefix, LoadOptions{})
+}
+
+// LoadFSWith is LoadFS with options.
+func LoadFSWith(fsys fs.FS, prefix string, opts LoadOptions) (*Contents, error) {
 	c := &Contents{}
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !isFBCFile(path) {
+		if err != nil || d.IsDir() || !IsFBCFile(path) {
 			return err
 		}
 		f, err := fsys.Open(path)
@@ -341,14 +356,15 @@ func LoadFS(fsys fs.FS, prefix string) (*Contents, error) {
 			return err
 		}
 		defer f.Close()
-		c.Add(Load(f, prefix+path))
+		c.Add(LoadWith(f, prefix+path, opts))
 		return nil
 	})
 	return c, err
 }
 
-// isFBCFile reports whether a file name is one a File-Based Catalog may be written in.
-func isFBCFile(name string) bool {
+// IsFBCFile reports whether a file name is one a File-Based Catalog may be written in (.json, .yaml, .yml): the
+// files LoadDir and LoadFS read.
+func IsFBCFile(name string) bool {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".json", ".yaml", ".yml":
 		return true

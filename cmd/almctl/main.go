@@ -3,12 +3,15 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +30,10 @@ func (e *exitError) Error() string { return e.msg }
 
 func main() {
 	root := newRootCommand(os.Stdout, os.Stderr)
-	if err := root.Execute(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := root.ExecuteContext(ctx)
+	stop()
+	if err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
 			if ee.msg != "" {
@@ -45,9 +51,11 @@ var verbose bool
 
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "almctl",
-		Short:         "Validate, render, resolve and publish operator bundles for ALM",
-		Long:          "almctl works with OLM registry+v1 bundles and File-Based Catalogs: validate bundles, render a directory of\nbundles as a File-Based Catalog, resolve and graph upgrades, and publish bundles to a ConfigMap catalog.",
+		Use:   "almctl",
+		Short: "Validate, render, resolve and publish operator bundles for ALM",
+		Long: "almctl works with OLM registry+v1 bundles and File-Based Catalogs: validate bundles, render a directory of\n" +
+			"bundles as a File-Based Catalog, resolve and graph upgrades, publish bundles to a ConfigMap catalog, and push\n" +
+			"bundles and catalogs as images in OLM's format to any OCI registry (docker's credentials).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -57,9 +65,9 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 
 	bundle := &cobra.Command{Use: "bundle", Short: "Work with single bundles"}
-	bundle.AddCommand(newValidateCommand())
-	cat := &cobra.Command{Use: "catalog", Short: "Work with a catalog directory (bundle directories and File-Based Catalog files)"}
-	cat.AddCommand(newRenderCommand(), newResolveCommand(), newGraphCommand(), newMigrateCommand())
+	bundle.AddCommand(newValidateCommand(), newBundlePushCommand())
+	cat := &cobra.Command{Use: "catalog", Short: "Work with a catalog: a directory (bundle directories and File-Based Catalog files) or a catalog image"}
+	cat.AddCommand(newRenderCommand(), newResolveCommand(), newGraphCommand(), newMigrateCommand(), newCatalogPushCommand())
 	root.AddCommand(bundle, cat, newPublishCommand())
 	return root
 }
@@ -163,24 +171,29 @@ func printPackageProblems(w io.Writer, dir, pkg string, problems []bundle.Proble
 	}
 	printProblems(w, mine)
 	if otherErrors+otherWarnings > 0 {
-		fmt.Fprintf(w, "the rest of the catalog has %d errors and %d warnings (almctl bundle validate %s lists them)\n", otherErrors, otherWarnings, dir)
+		fmt.Fprintf(w, "the rest of the catalog has %d errors and %d warnings (%s lists them)\n", otherErrors, otherWarnings, listProblemsCommand(dir))
 	}
 }
 
 func newRenderCommand() *cobra.Command {
 	var output string
+	var img imageFlags
 	cmd := &cobra.Command{
-		Use:   "render DIR",
-		Short: "Render a catalog directory as a File-Based Catalog on stdout",
+		Use:   "render DIR|REF",
+		Short: "Render a catalog directory or catalog image as a File-Based Catalog on stdout",
 		Long: "Render the bundles and File-Based Catalog files in DIR as one File-Based Catalog (olm.package, olm.channel,\n" +
 			"olm.bundle with olm.bundle.object properties; CRDs normalized to apiextensions.k8s.io/v1) on stdout.\n" +
-			"Problems go to stderr; excluded bundles are left out.",
+			"A REF that is not an existing path but an image reference with a registry host is pulled as a catalog image\n" +
+			"(by digest, docker's credentials) and its File-Based Catalog is rendered the same way (bundles keep their\n" +
+			"image and olm.csv.metadata). Problems go to stderr; excluded bundles are left out.",
+		Example: "  almctl catalog render bundles -o yaml\n" +
+			"  almctl catalog render registry.example/catalogs/konnect:latest",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "json" && output != "yaml" {
 				return &exitError{code: 1, msg: fmt.Sprintf("--output %q: use json or yaml", output)}
 			}
-			ix, err := loadIndex(args[0], fbc.LoadOptions{ForRender: true})
+			ix, err := img.openCatalog(cmd.Context(), args[0], true)
 			if err != nil {
 				return err
 			}
@@ -193,20 +206,25 @@ func newRenderCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "json", "output format: json or yaml")
+	img.register(cmd.Flags())
 	return cmd
 }
 
 func newResolveCommand() *cobra.Command {
 	var req index.Request
+	var img imageFlags
 	cmd := &cobra.Command{
-		Use:   "resolve DIR --package P [--channel C] [--from VERSION] [--range R]",
+		Use:   "resolve DIR|REF --package P [--channel C] [--from VERSION] [--range R]",
 		Short: "Show which bundle ALM would install or upgrade to, and why each other was not chosen",
-		Long: "Resolve a package in the catalog directory DIR: without --from, the highest version in the channel (and\n" +
-			"range); with --from, the best successor of the installed version reachable by replaces, skips and\n" +
-			"skipRange. Exit code 0 when a bundle was chosen or the installed version is already the newest, 1 otherwise.",
+		Long: "Resolve a package in the catalog directory DIR (or the catalog image REF, see `catalog render`): without\n" +
+			"--from, the highest version in the channel (and range); with --from, the best successor of the installed\n" +
+			"version reachable by replaces, skips and skipRange. Exit code 0 when a bundle was chosen or the installed\n" +
+			"version is already the newest, 1 otherwise.",
+		Example: "  almctl catalog resolve bundles --package konnect-operator --from 1.0.0\n" +
+			"  almctl catalog resolve registry.example/catalogs/konnect:latest --package konnect-operator",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ix, err := loadIndex(args[0])
+			ix, err := img.openCatalog(cmd.Context(), args[0], false)
 			if err != nil {
 				return err
 			}
@@ -232,19 +250,23 @@ func newResolveCommand() *cobra.Command {
 	cmd.Flags().StringVar(&req.From, "from", "", "installed version to upgrade from")
 	cmd.Flags().StringVar(&req.Range, "range", "", "semver range the version must be in, e.g. '>=1.0.0 <2.0.0'")
 	_ = cmd.MarkFlagRequired("package")
+	img.register(cmd.Flags())
 	return cmd
 }
 
 func newGraphCommand() *cobra.Command {
 	var pkg string
+	var img imageFlags
 	cmd := &cobra.Command{
-		Use:   "graph DIR --package P",
+		Use:   "graph DIR|REF --package P",
 		Short: "Print a package's upgrade graph as a Mermaid flowchart",
-		Long: "Print the upgrade graph of a package in the catalog directory DIR as a Mermaid flowchart, one subgraph per\n" +
-			"channel: replaces edges are solid arrows, skips dotted arrows, skipRange thick arrows labelled with the range.",
-		Args: cobra.ExactArgs(1),
+		Long: "Print the upgrade graph of a package in the catalog directory DIR (or the catalog image REF, see `catalog\n" +
+			"render`) as a Mermaid flowchart, one subgraph per channel: replaces edges are solid arrows, skips dotted\n" +
+			"arrows, skipRange thick arrows labelled with the range.",
+		Example: "  almctl catalog graph bundles --package konnect-operator",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ix, err := loadIndex(args[0])
+			ix, err := img.openCatalog(cmd.Context(), args[0], false)
 			if err != nil {
 				return err
 			}
@@ -257,5 +279,6 @@ func newGraphCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&pkg, "package", "", "package to graph (required)")
 	_ = cmd.MarkFlagRequired("package")
+	img.register(cmd.Flags())
 	return cmd
 }
