@@ -3,7 +3,6 @@ package harness
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log"
 	"net/http"
@@ -14,9 +13,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-containerregistry/pkg/registry"
-	"github.com/operator-framework/operator-registry/alpha/property"
 
-	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/fbc"
 	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/catalog/index"
@@ -112,41 +109,17 @@ func (r *Registry) ImageCatalog(t testing.TB, root string) []byte {
 		t.Fatal(err)
 	}
 	ix := index.New(index.Catalog{Name: "test", Contents: contents})
-	cfg, err := ix.DeclarativeConfig("test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cfg.Bundles {
-		b := &cfg.Bundles[i]
-		loaded := ix.Bundle(b.Package, b.Name)
-		dir := strings.TrimSuffix(loaded.Path, "/")
-		b.Image = r.PushBundle(t, dir, "bundles/"+b.Package, b.Name)
-		b.Properties = imageOnlyProperties(t, b.Properties, loaded)
+	images := map[string]string{}
+	for _, pkg := range ix.PackageNames() {
+		for _, p := range ix.Package(pkg) {
+			for _, b := range p.Bundles {
+				images[b.Name] = r.PushBundle(t, b.Path, "bundles/"+b.Package, b.Name)
+			}
+		}
 	}
 	var out bytes.Buffer
-	if err := fbc.Write(cfg, "json", &out); err != nil {
+	if err := ix.WriteCatalogWith("test", "json", &out, index.RenderOptions{Images: images, OmitObjects: true}); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes()
-}
-
-// imageOnlyProperties drops olm.bundle.object properties and adds olm.csv.metadata of the bundle's CSV.
-func imageOnlyProperties(t testing.TB, props []property.Property, b *bundle.Bundle) []property.Property {
-	t.Helper()
-	m, err := b.Manifests()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []property.Property
-	for _, p := range props {
-		if p.Type != property.TypeBundleObject {
-			out = append(out, p)
-		}
-	}
-	md, err := json.Marshal(property.CSVMetadata{DisplayName: m.CSV.Spec.DisplayName, Annotations: m.CSV.Annotations,
-		CustomResourceDefinitions: m.CSV.Spec.CustomResourceDefinitions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return append(out, property.Property{Type: property.TypeCSVMetadata, Value: md})
 }
