@@ -286,3 +286,17 @@ func rawImage(t *testing.T, labels map[string]string, pairs ...string) v1.Image 
 	}
 	return img
 }
+
+// Plain HTTP is honoured only for a loopback registry: anything else is refused before any request, naming the
+// field and the rule.
+func TestInsecureOnlyOnLoopback(t *testing.T) {
+	c, _ := start(t)
+	ns := harness.Namespace(t, c, "catsrc-insecure")
+	cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "remote"},
+		Spec: operatorsv1alpha1.CatalogSourceSpec{Image: &operatorsv1alpha1.ImageSource{Ref: "registry.example/catalogs/ops:v1", Insecure: true}}}
+	if err := c.Create(t.Context(), cs); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, c, client.ObjectKeyFromObject(cs), readyReason(operatorsv1alpha1.ReasonInvalidSpec,
+		"spec.image.insecure", "only for a registry on loopback", "registry.example"))
+}
