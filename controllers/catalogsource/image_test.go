@@ -11,6 +11,8 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -32,6 +34,7 @@ import (
 	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/test/harness"
+	"github.com/almproject/alm/test/opm"
 )
 
 // imageSource creates an image CatalogSource for ref with a poll interval long enough that only the test's pokes
@@ -299,4 +302,52 @@ func TestInsecureOnlyOnLoopback(t *testing.T) {
 	}
 	waitStatus(t, c, client.ObjectKeyFromObject(cs), readyReason(operatorsv1alpha1.ReasonInvalidSpec,
 		"spec.image.insecure", "only for a registry on loopback", "registry.example"))
+}
+
+// A File-Based Catalog written by real opm (its basic template rendered from bundle images, manifests migrated to
+// olm.csv.metadata as current opm catalogs carry them) is served unchanged: every bundle, by the image digest opm
+// recorded.
+func TestOpmWrittenCatalogIsServed(t *testing.T) {
+	c, reg := start(t)
+	ns := harness.Namespace(t, c, "catsrc-opm")
+	r := harness.NewRegistry(t)
+	dir := t.TempDir()
+	v1 := r.PushBundle(t, harness.WriteBundle(t, dir, harness.Demo{Package: "opmp", Name: "opmp.v1.0.0", Version: "1.0.0"}), "bundles/opmp", "1.0.0")
+	v2 := r.PushBundle(t, harness.WriteBundle(t, dir, harness.Demo{Package: "opmp", Name: "opmp.v1.1.0", Version: "1.1.0", Replaces: "opmp.v1.0.0"}), "bundles/opmp", "1.1.0")
+	template := fmt.Sprintf(`schema: olm.template.basic
+entries:
+- {schema: olm.package, name: opmp, defaultChannel: stable}
+- {schema: olm.channel, package: opmp, name: stable, entries: [{name: opmp.v1.0.0}, {name: opmp.v1.1.0, replaces: opmp.v1.0.0}]}
+- {schema: olm.bundle, image: %s}
+- {schema: olm.bundle, image: %s}
+`, v1, v2)
+	path := filepath.Join(t.TempDir(), "template.yaml")
+	if err := os.WriteFile(path, []byte(template), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := opm.Run(t, "alpha", "render-template", "basic", path, "--use-http", "--migrate-level", "bundle-object-to-csv-metadata", "-o", "json")
+	if err != nil {
+		t.Fatalf("opm render-template: %v\n%s", err, rendered)
+	}
+	if strings.Contains(string(rendered), "olm.bundle.object") || !strings.Contains(string(rendered), "olm.csv.metadata") {
+		t.Fatalf("opm's catalog is not the csv.metadata-only kind this test is about:\n%.2000s", rendered)
+	}
+	r.PushCatalog(t, map[string][]byte{"opmp/catalog.json": rendered}, "catalogs/opm:latest")
+	key := imageSource(t, c, ns, "opm", r.Host+"/catalogs/opm:latest")
+	waitStatus(t, c, key, counts(1, 2, 0))
+	res, err := reg.Index().Resolve(index.Request{Package: "opmp", Catalogs: []string{registry.Name(key)}, From: "1.0.0", FromName: "opmp.v1.0.0"})
+	if err != nil || res.Chosen == nil || res.Chosen.Name != "opmp.v1.1.0" {
+		t.Fatalf("opmp from 1.0.0 resolves to %v (err %v), want opmp.v1.1.0", res.Chosen, err)
+	}
+	ov, err := res.OperatorVersion(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := ov.Spec.Bundle; b == nil || b.Image != v2 || !strings.HasSuffix(v2, "@"+b.Digest) || ov.Spec.Install.StrategyName != "" {
+		t.Errorf("the OperatorVersion of opmp.v1.1.0 has spec.bundle %+v and install %q; want image %s by its digest and no install (read from the image)",
+			ov.Spec.Bundle, ov.Spec.Install.StrategyName, v2)
+	}
+	if ov.Spec.DisplayName == "" || len(ov.Spec.CustomResourceDefinitions.Owned) == 0 {
+		t.Errorf("olm.csv.metadata did not reach the OperatorVersion: displayName %q, owned CRDs %v", ov.Spec.DisplayName, ov.Spec.CustomResourceDefinitions.Owned)
+	}
 }
