@@ -26,6 +26,9 @@ import (
 var cp *localkube.Cluster
 
 func TestMain(m *testing.M) {
+	if catalogsource.BenchOnly() {
+		os.Exit(m.Run()) // the benchmarks and their child processes need no API server
+	}
 	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths:   []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		NoControllerManager: true,

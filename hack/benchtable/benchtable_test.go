@@ -58,3 +58,22 @@ func TestWrite(t *testing.T) {
 		t.Errorf("the table shows the testing package's own units or an anchor on a row of its own:\n%s", got)
 	}
 }
+
+// A target of zero (blob requests per unchanged poll) is met by zero and missed by anything more.
+func TestWriteZeroTarget(t *testing.T) {
+	results, err := Parse(strings.NewReader("BenchmarkPoll-2   100   5000 ns/op   0 blob-requests/poll   1.000 requests/poll\n" +
+		"BenchmarkPollBad-2   100   5000 ns/op   2.000 blob-requests/poll\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	Write(&out, []Figure{
+		{Bench: "BenchmarkPoll", Metric: "blob-requests/poll", Title: "blobs", Format: "%.2f", Max: Limit(0)},
+		{Bench: "BenchmarkPollBad", Metric: "blob-requests/poll", Title: "blobs bad", Format: "%.2f", Max: Limit(0)},
+	}, results)
+	for _, want := range []string{"| blobs | 0.00 | target ≤ 0.00 | met |", "| blobs bad | 2.00 | target ≤ 0.00 | missed |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -15,6 +15,25 @@ var Figures = []Figure{
 		Anchor: "opm-render-peak-RSS-MiB", AnchorTitle: "opm render, same run"},
 	{Bench: "BenchmarkBundleDirs", Metric: "alm-load-wall-ms", Title: "CatalogSource load of the same directories (ms)"},
 
+	// Catalog images (controllers/catalogsource/bench_test.go): a 10,000-bundle File-Based Catalog image on a
+	// loopback registry, polled to serving by the CatalogSource loop's code in a process of its own, beside
+	// `opm render --use-http` of the same image in the same rounds; and the poll of an unchanged image.
+	{Bench: "BenchmarkCatalogImage10k", Metric: "alm-wall-ms", Title: "Catalog image, 10,000 bundles: poll → serving, process wall (ms)",
+		Anchor: "opm-wall-ms", AnchorTitle: "opm render --use-http, same run"},
+	{Bench: "BenchmarkCatalogImage10k", Metric: "alm-peak-RSS-MiB", Title: "Catalog image, 10,000 bundles: peak RSS (MiB)",
+		Anchor: "opm-peak-RSS-MiB", AnchorTitle: "opm render --use-http, same run"},
+	{Bench: "BenchmarkCatalogImage10k", Metric: "alm-cpu-ms", Title: "Catalog image, 10,000 bundles: CPU, user + system (ms)",
+		Anchor: "opm-cpu-ms", AnchorTitle: "opm render --use-http, same run"},
+	{Bench: "BenchmarkCatalogImage10k", Metric: "alm-serving-ms", Title: "Catalog image, 10,000 bundles: poll → serving inside the running loop (ms)"},
+	{Bench: "BenchmarkCatalogImage10k", Metric: "catalog-MiB", Title: "Catalog image: FBC JSON as opm writes it (MiB)", Format: "%.1f"},
+	{Bench: "BenchmarkCatalogImage10k", Metric: "layer-MiB", Title: "Catalog image: its one layer, compressed (MiB)", Format: "%.1f"},
+	{Bench: "BenchmarkCatalogImageUnchangedPoll", Metric: "requests/poll", Title: "Catalog image: registry requests per unchanged poll",
+		Format: "%.2f", Max: Limit(1)},
+	{Bench: "BenchmarkCatalogImageUnchangedPoll", Metric: "blob-requests/poll", Title: "Catalog image: blob requests per unchanged poll",
+		Format: "%.2f", Max: Limit(0)},
+	{Bench: "BenchmarkCatalogImageUnchangedPoll", Metric: "bytes/poll", Title: "Catalog image: bytes received per unchanged poll (status line, headers, body)"},
+	{Bench: "BenchmarkCatalogImageUnchangedPoll", Metric: "ns/op", Title: "Catalog image: unchanged poll, the loop's work incl. status summary (ns)"},
+
 	// The story with real processes (test/e2e/bench_test.go).
 	{Bench: "BenchmarkStory", Metric: "s-apptype-to-succeeded", Title: "AppType declared → OperatorVersion Succeeded (s, real processes)", Format: "%.1f"},
 	{Bench: "BenchmarkStory", Metric: "s-publish-to-old-deleted", Title: "New version published → old version deleted (s, real processes)", Format: "%.1f"},

@@ -47,19 +47,28 @@ func Run(t testing.TB, args ...string) ([]byte, error) {
 // RunContext is Run with a context of the caller's.
 func RunContext(ctx context.Context, t testing.TB, args ...string) ([]byte, error) {
 	t.Helper()
-	bin := Path(t)
-	env, err := isolatedEnv(t.TempDir())
-	if err != nil {
-		t.Fatalf("preparing opm's environment: %v", err)
-	}
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
+	cmd := Command(ctx, t, t.TempDir(), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return stdout.Bytes(), fmt.Errorf("opm %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// Command returns opm with args, not started, in an isolated environment under dir (HOME, TMPDIR and XDG
+// directories, the accept-anything policy), for a caller that runs it itself, e.g. to read its resource usage. opm
+// leaves its image cache in dir's tmp; removing dir removes it. It fails the test when the binary is missing.
+func Command(ctx context.Context, t testing.TB, dir string, args ...string) *exec.Cmd {
+	t.Helper()
+	bin := Path(t)
+	env, err := isolatedEnv(dir)
+	if err != nil {
+		t.Fatalf("preparing opm's environment: %v", err)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	return cmd
 }
 
 // isolatedEnv returns an environment whose HOME, TMPDIR and XDG directories are under dir, with the accept-anything
