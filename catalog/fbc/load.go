@@ -4,6 +4,7 @@
 package fbc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
@@ -370,4 +372,24 @@ func IsFBCFile(name string) bool {
 		return true
 	}
 	return false
+}
+
+// LoadFiles reads the File-Based Catalog files of a map (slash-separated path -> content, e.g. a catalog image's
+// configs directory) in lexical path order, like LoadFS, and drops each file from the map once it is read, so a
+// large catalog's raw documents and its parsed contents are not held in memory at once.
+func LoadFiles(files map[string][]byte, prefix string) *Contents {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		if IsFBCFile(p) {
+			paths = append(paths, p)
+		}
+	}
+	sort.Strings(paths)
+	c := &Contents{}
+	for _, p := range paths {
+		data := files[p]
+		delete(files, p)
+		c.Add(Load(bytes.NewReader(data), prefix+p))
+	}
+	return c
 }

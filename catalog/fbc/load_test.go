@@ -1,8 +1,10 @@
 package fbc
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/internal/cattest"
@@ -49,5 +51,33 @@ func TestLoadFBC(t *testing.T) {
 				t.Errorf("want one %s problem on f.json, got %v", tt.rule, c.Problems)
 			}
 		})
+	}
+}
+
+// LoadFiles reads what LoadFS reads, in the same order, and lets each file go once it is read.
+func TestLoadFilesMatchesLoadFSAndDrainsTheMap(t *testing.T) {
+	files := map[string][]byte{
+		"b/catalog.json": []byte(`{"schema":"olm.package","name":"b"}`),
+		"a/catalog.yaml": []byte("schema: olm.package\nname: a\n"),
+		"a/README.md":    []byte("not a catalog"),
+		"c/broken.json":  []byte(`{"schema":`),
+	}
+	fsys := fstest.MapFS{}
+	for p, data := range files {
+		fsys[p] = &fstest.MapFile{Data: data}
+	}
+	want, err := LoadFS(fsys, "img:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := LoadFiles(files, "img:")
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LoadFiles = %+v\nLoadFS    = %+v", got, want)
+	}
+	if len(got.Packages) != 2 || got.Packages[0].Name != "a" || len(got.Problems) != 1 {
+		t.Errorf("contents %+v: want packages a, b and one problem (the broken file)", got)
+	}
+	if len(files) != 1 || files["a/README.md"] == nil {
+		t.Errorf("files left in the map: %v; want only the file that is not a catalog", files)
 	}
 }

@@ -72,10 +72,7 @@ func (r *Reconciler) loadImage(ctx context.Context, cs *operatorsv1alpha1.Catalo
 	if err != nil {
 		return nil, &pullError{reason: imagepull.Reason(err), err: fmt.Errorf("catalog image %s: %w", ref, err)}
 	}
-	contents, err := fbc.LoadFS(cat.FS(), load.ref+":"+cat.ConfigsDir+"/")
-	if err != nil {
-		return nil, &pullError{reason: operatorsv1alpha1.ReasonPullFailed, err: fmt.Errorf("catalog image %s: %w", load.ref, err)}
-	}
+	contents := fbc.LoadFiles(cat.Files, load.ref+":"+cat.ConfigsDir+"/") // reads each file once and lets it go
 	resolveBundleTags(ctx, ic, contents)
 	load.contents = contents
 	return load, nil
