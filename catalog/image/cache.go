@@ -17,14 +17,13 @@ import (
 // directory (Dir/<algorithm>-<hex>/manifests, .../metadata) written by Client.PullBundle, so it appears complete
 // or not at all. Concurrent Gets of one digest share one pull. Beyond MaxEntries the least recently used entries
 // are removed: a caller should read the directory it got before MaxEntries other bundles are pulled. The zero
-// value is not usable; set Dir and Client. A BundleCache is safe for concurrent use.
+// value is not usable; set Dir. A BundleCache is safe for concurrent use. Each Get names the Client that pulls on a
+// miss: bundles listed by different catalogs are pulled with different credentials, and one cache serves them all.
 type BundleCache struct {
 	// Dir holds the entries; it is created if needed. Nothing else should write there.
 	Dir string
 	// MaxEntries bounds the number of entries; 0 means 64.
 	MaxEntries int
-	// Client pulls the bundles.
-	Client *Client
 
 	mu       sync.Mutex
 	inflight map[string]*pull
@@ -39,9 +38,11 @@ type pull struct {
 	err  error
 }
 
-// Get returns the bundle directory of ref at digest, pulling it if it is not cached. A failed pull leaves no
-// entry and is not remembered (the next Get tries again).
-func (c *BundleCache) Get(ctx context.Context, ref, digest string) (string, error) {
+// Get returns the bundle directory of ref at digest, pulling it with client if it is not cached. A failed pull
+// leaves no entry and is not remembered (the next Get tries again). Entries are content-addressed: a hit needs no
+// request and no credentials, and concurrent Gets of one digest wait for the pull the first one started (with its
+// client).
+func (c *BundleCache) Get(ctx context.Context, client *Client, ref, digest string) (string, error) {
 	h, err := v1.NewHash(digest)
 	if err != nil {
 		return "", fmt.Errorf("image %s: digest %q: %w", ref, digest, err)
@@ -59,7 +60,7 @@ func (c *BundleCache) Get(ctx context.Context, ref, digest string) (string, erro
 	if !ok {
 		p = &pull{done: make(chan struct{})}
 		c.inflight[key] = p
-		go c.run(context.WithoutCancel(ctx), p, key, ref, digest, dir)
+		go c.run(context.WithoutCancel(ctx), client, p, key, ref, digest, dir)
 	}
 	c.mu.Unlock()
 	select {
@@ -89,8 +90,8 @@ func (c *BundleCache) init() {
 }
 
 // run pulls one entry for all waiters, then evicts beyond MaxEntries.
-func (c *BundleCache) run(ctx context.Context, p *pull, key, ref, digest, dir string) {
-	_, err := c.Client.PullBundle(ctx, ref, digest, dir)
+func (c *BundleCache) run(ctx context.Context, client *Client, p *pull, key, ref, digest, dir string) {
+	_, err := client.PullBundle(ctx, ref, digest, dir)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.inflight, key)

@@ -23,7 +23,7 @@ func TestBundleCache(t *testing.T) {
 		ref := reg.ref("bundles/etcd:v" + v)
 		bundles = append(bundles, pushed{ref, push(t, c, img, ref)})
 	}
-	cache := &BundleCache{Dir: filepath.Join(t.TempDir(), "cache"), MaxEntries: 2, Client: c}
+	cache := &BundleCache{Dir: filepath.Join(t.TempDir(), "cache"), MaxEntries: 2}
 
 	// Concurrent Gets of one digest share one pull.
 	reg.counts.reset()
@@ -31,7 +31,7 @@ func TestBundleCache(t *testing.T) {
 	dirs := make([]string, 8)
 	errs := make([]error, 8)
 	for i := range dirs {
-		wg.Go(func() { dirs[i], errs[i] = cache.Get(ctx, bundles[2].ref, bundles[2].digest) })
+		wg.Go(func() { dirs[i], errs[i] = cache.Get(ctx, c, bundles[2].ref, bundles[2].digest) })
 	}
 	wg.Wait()
 	for i := range dirs {
@@ -48,15 +48,15 @@ func TestBundleCache(t *testing.T) {
 	}
 
 	// A hit makes no request; beyond MaxEntries the least recently used entry goes.
-	a, err := cache.Get(ctx, bundles[0].ref, bundles[0].digest)
+	a, err := cache.Get(ctx, c, bundles[0].ref, bundles[0].digest)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg.counts.reset()
-	if _, err := cache.Get(ctx, bundles[2].ref, bundles[2].digest); err != nil || len(reg.counts.kinds) != 0 {
+	if _, err := cache.Get(ctx, c, bundles[2].ref, bundles[2].digest); err != nil || len(reg.counts.kinds) != 0 {
 		t.Fatalf("hit: %v, requests %v", err, reg.counts.kinds)
 	}
-	b, err := cache.Get(ctx, bundles[1].ref, bundles[1].digest)
+	b, err := cache.Get(ctx, c, bundles[1].ref, bundles[1].digest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +74,8 @@ func TestBundleCacheFailedPullLeavesNothing(t *testing.T) {
 	ref := reg.ref("bundles/evil:1")
 	digest := push(t, c, imageOfLayers(t, nil, layerOf(t, file("manifests/ok.yaml", "x"),
 		special("manifests/evil", 's', ""))), ref)
-	cache := &BundleCache{Dir: t.TempDir(), MaxEntries: 2, Client: c}
-	_, err := cache.Get(context.Background(), ref, digest)
+	cache := &BundleCache{Dir: t.TempDir(), MaxEntries: 2}
+	_, err := cache.Get(context.Background(), c, ref, digest)
 	if err == nil || !strings.Contains(err.Error(), RuleEntryType) {
 		t.Fatalf("err = %v", err)
 	}

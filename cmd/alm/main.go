@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/catalogsource"
 	"github.com/almproject/alm/controllers/install"
 	"github.com/almproject/alm/controllers/loops"
@@ -49,6 +51,8 @@ type options struct {
 	qps                     float64
 	burst                   int
 	maxConcurrentReconciles int
+	bundleCacheDir          string
+	bundleCacheSize         int
 }
 
 func run(args []string) error {
@@ -114,6 +118,11 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: $POD_NAMESPACE, else the namespace ALM runs in (in-cluster), else alm-system.")
 	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", catalogsource.DefaultResync,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
+	fs.StringVar(&o.bundleCacheDir, "bundle-cache-dir", filepath.Join(os.TempDir(), "alm-bundles"),
+		"Directory where bundle images are unpacked, by digest, before they are verified and installed (shared by the install, upgrade and requirements loops). "+
+			"Anything in it may be removed; give it its own volume (e.g. an emptyDir).")
+	fs.IntVar(&o.bundleCacheSize, "bundle-cache-size", 64,
+		"How many unpacked bundle images --bundle-cache-dir keeps; the least recently used beyond that are removed.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", loops.DefaultMaxConcurrentReconciles,
 		"How many objects each loop reconciles at once (e.g. how many OperatorVersions install in parallel). "+
 			"Raise it when many installs start together and the API server has room; no object is reconciled by two workers of a loop at once.")
@@ -140,6 +149,9 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 		}
 		return nil, nil, fmt.Errorf("%w (see --help)", err)
 	}
+	if o.bundleCacheSize < 1 {
+		return nil, nil, fmt.Errorf("--bundle-cache-size is %d; it must be at least 1 (see --help)", o.bundleCacheSize)
+	}
 	if o.maxConcurrentReconciles < 1 {
 		return nil, nil, fmt.Errorf("--max-concurrent-reconciles is %d; it must be at least 1 (see --help)", o.maxConcurrentReconciles)
 	}
@@ -165,6 +177,8 @@ func newManager(o *options) (ctrl.Manager, error) {
 		o.leaderElectionNamespace = defaultNamespace("kube-system")
 	}
 	o.loopOptions.Registry = registry.New()
+	// One bundle cache and one image client per CatalogSource, shared by every loop that pulls bundle images.
+	o.loopOptions.Bundles = loops.NewBundles(&image.BundleCache{Dir: o.bundleCacheDir, MaxEntries: o.bundleCacheSize})
 	electionID := o.leaderElectionID
 	if electionID == "" {
 		electionID = "alm-" + strings.ReplaceAll(o.loops, ",", "-")

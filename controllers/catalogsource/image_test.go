@@ -312,8 +312,8 @@ func TestOpmWrittenCatalogIsServed(t *testing.T) {
 	ns := harness.Namespace(t, c, "catsrc-opm")
 	r := harness.NewRegistry(t)
 	dir := t.TempDir()
-	v1 := r.PushBundle(t, harness.WriteBundle(t, dir, harness.Demo{Package: "opmp", Name: "opmp.v1.0.0", Version: "1.0.0"}), "bundles/opmp", "1.0.0")
-	v2 := r.PushBundle(t, harness.WriteBundle(t, dir, harness.Demo{Package: "opmp", Name: "opmp.v1.1.0", Version: "1.1.0", Replaces: "opmp.v1.0.0"}), "bundles/opmp", "1.1.0")
+	v1 := r.PushBundleByDigest(t, harness.WriteBundle(t, dir, harness.Demo{Package: "opmp", Name: "opmp.v1.0.0", Version: "1.0.0"}), "bundles/opmp", "1.0.0")
+	v2 := r.PushBundleByDigest(t, harness.WriteBundle(t, dir, harness.Demo{Package: "opmp", Name: "opmp.v1.1.0", Version: "1.1.0", Replaces: "opmp.v1.0.0"}), "bundles/opmp", "1.1.0")
 	template := fmt.Sprintf(`schema: olm.template.basic
 entries:
 - {schema: olm.package, name: opmp, defaultChannel: stable}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/versions"
 )
@@ -24,9 +25,10 @@ type Reconciler struct {
 // DefaultTimeout is how long an install may take before the OperatorVersion is Failed.
 const DefaultTimeout = installer.DefaultTimeout
 
-// New returns the Install loop for mgr; timeout bounds Pending and Installing.
-func New(mgr ctrl.Manager, timeout time.Duration) *Reconciler {
-	return &Reconciler{Client: mgr.GetClient(), Installer: installer.New(mgr, "install", timeout)}
+// New returns the Install loop for mgr; timeout bounds Pending and Installing. bundles verifies bundle content and
+// pulls bundle images (shared with the Upgrade loop); nil verifies content in spec only.
+func New(mgr ctrl.Manager, timeout time.Duration, bundles *bundlecontent.Source) *Reconciler {
+	return &Reconciler{Client: mgr.GetClient(), Installer: installer.New(mgr, "install", timeout, bundles)}
 }
 
 // Reconcile installs one OperatorVersion by one phase.

@@ -57,7 +57,7 @@ func setupWithTimeout(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	c = harness.Client(t, cp)
 	harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
-		if err := install.New(mgr, timeout).SetupWithManager(mgr); err != nil {
+		if err := install.New(mgr, timeout, nil).SetupWithManager(mgr); err != nil {
 			return err
 		}
 		// The GC loop runs the cleanup finalizer the installer adds.

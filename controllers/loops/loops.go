@@ -11,12 +11,15 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/apptype"
 	"github.com/almproject/alm/controllers/catalogsource"
 	"github.com/almproject/alm/controllers/crd"
 	"github.com/almproject/alm/controllers/crdaccess"
 	"github.com/almproject/alm/controllers/gc"
 	"github.com/almproject/alm/controllers/install"
+	"github.com/almproject/alm/controllers/internal/bundlecontent"
+	"github.com/almproject/alm/controllers/internal/imagepull"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/controllers/requirements"
@@ -45,6 +48,16 @@ type Options struct {
 	InstallTimeout time.Duration
 	// CatalogResync is how often directory CatalogSources are read again.
 	CatalogResync time.Duration
+	// Bundles verifies bundle content against the digest it was resolved to and pulls bundle images through one
+	// on-disk cache, with the pull options of each image CatalogSource; the install, upgrade and requirements loops
+	// share it. nil: content in spec is verified, bundle images cannot be pulled.
+	Bundles *bundlecontent.Source
+}
+
+// NewBundles returns what the install, upgrade and requirements loops verify bundle content and pull bundle images
+// with: cache, and one image client per image CatalogSource (imagepull.Clients), for Options.Bundles.
+func NewBundles(cache *image.BundleCache) *bundlecontent.Source {
+	return &bundlecontent.Source{Cache: cache, Clients: &imagepull.Clients{}}
 }
 
 // Loop is one of ALM's reconciliation loops.
@@ -61,13 +74,18 @@ type Loop struct {
 // All lists every loop, in start order.
 var All = []Loop{
 	{Name: "catalogsource", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&catalogsource.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Resync: o.CatalogResync}).SetupWithManager(mgr)
+		r := &catalogsource.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Resync: o.CatalogResync}
+		if o.Bundles != nil {
+			r.Images = o.Bundles.Clients // one registry login per CatalogSource, for its catalog and its bundles
+		}
+		return r.SetupWithManager(mgr)
 	}},
 	{Name: "apptype", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&apptype.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("apptype"), Namespace: o.Namespace}).SetupWithManager(mgr)
 	}},
 	{Name: "requirements", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("requirements")}).SetupWithManager(mgr)
+		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("requirements"),
+			Bundles: o.Bundles, Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 	}},
 	{Name: "crd", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&crd.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("crd")}).SetupWithManager(mgr)
@@ -81,10 +99,10 @@ var All = []Loop{
 		return (&crdaccess.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	}},
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
-		return install.New(mgr, o.InstallTimeout).SetupWithManager(mgr)
+		return install.New(mgr, o.InstallTimeout, o.Bundles).SetupWithManager(mgr)
 	}, AddsFinalizers: []string{installer.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
-		return upgrade.New(mgr, o.InstallTimeout).SetupWithManager(mgr)
+		return upgrade.New(mgr, o.InstallTimeout, o.Bundles).SetupWithManager(mgr)
 	}, AddsFinalizers: []string{installer.Finalizer}},
 	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {
 		return gc.New(mgr).SetupWithManager(mgr)

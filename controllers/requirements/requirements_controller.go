@@ -1,6 +1,7 @@
 // Package requirements is the OperatorVersion requirements loop: a pending OperatorVersion that requires a CRD
-// that does not exist gets that CRD created from the catalog bundle that owns it. The CRD is labelled with the
-// providing package and the namespace that needed it, so that the CRD loop installs the operator that owns it.
+// that does not exist gets that CRD created from the catalog bundle that owns it (from the catalog's manifests, or
+// pulled from the bundle's image when the catalog lists only the image). The CRD is labelled with the providing
+// package and the namespace that needed it, so that the CRD loop installs the operator that owns it.
 package requirements
 
 import (
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -25,6 +27,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/index"
+	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/registry"
 )
@@ -34,7 +37,18 @@ type Reconciler struct {
 	client.Client
 	Registry *registry.Registry
 	Recorder events.EventRecorder
+	// Bundles pulls the bundle images of bundles the catalog lists only as an image (shared with the Install and
+	// Upgrade loops); Reader reads their CatalogSources' pull Secrets (an API reader; nil: Client).
+	Bundles *bundlecontent.Source
+	Reader  client.Reader
 }
+
+// requeuePull is when a CRD whose bundle image could not be pulled is tried again: nothing watched says when the
+// registry or the pull Secret is fixed.
+const requeuePull = 30 * time.Second
+
+// errPull: the bundle that owns a required CRD is only an image, and that image cannot be pulled (yet).
+var errPull = errors.New("its bundle image cannot be pulled")
 
 // Reconcile creates the missing required CRDs of one pending OperatorVersion.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -47,6 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	ix := r.Registry.Index()
 	var missing []string
+	res := ctrl.Result{}
 	for _, desc := range ov.Spec.CustomResourceDefinitions.Required {
 		existing := &apiextensionsv1.CustomResourceDefinition{}
 		err := r.Get(ctx, client.ObjectKey{Name: desc.Name}, existing)
@@ -57,8 +72,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		gvk := GVK(desc.Name, desc.Version, desc.Kind)
-		crd, owner, err := ix.CRD(gvk)
-		if errors.Is(err, index.ErrPackageNotFound) || errors.Is(err, bundle.ErrNoManifests) {
+		crd, owner, err := r.crd(ctx, ix, gvk)
+		if errors.Is(err, errPull) {
+			res.RequeueAfter = requeuePull
+		}
+		if errors.Is(err, index.ErrPackageNotFound) || errors.Is(err, bundle.ErrNoManifests) || errors.Is(err, errPull) {
 			missing = append(missing, fmt.Sprintf("%s (%v)", desc.Name, err))
 			continue
 		}
@@ -86,7 +104,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.Recorder.Eventf(ov, nil, corev1.EventTypeWarning, "RequiredCRDNotInCatalog", "CreateCRD",
 			"No catalog provides %s", strings.Join(missing, ", "))
 	}
-	return ctrl.Result{}, nil
+	return res, nil
+}
+
+// crd returns the CRD of gvk and the catalog bundle that owns it: from the catalog's manifests, else from the
+// image of an owning bundle the catalog lists only as an image, pulled through the shared bundle cache with the pull
+// options of that bundle's CatalogSource. A pull that fails is errPull, naming the image and the cause.
+func (r *Reconciler) crd(ctx context.Context, ix *index.Index, gvk schema.GroupVersionKind) (*apiextensionsv1.CustomResourceDefinition, *bundle.Bundle, error) {
+	crd, owner, err := ix.CRD(gvk)
+	if !errors.Is(err, bundle.ErrNoManifests) {
+		return crd, owner, err
+	}
+	reader := r.Reader
+	if reader == nil {
+		reader = r.Client
+	}
+	var failures []string
+	for _, b := range ix.Owners(gvk) {
+		if b.HasManifests() || b.Image == "" || b.ImageDigest == "" {
+			continue
+		}
+		ns, name, _ := strings.Cut(b.Catalog, "/")
+		content, perr := r.Bundles.Pull(ctx, reader, types.NamespacedName{Namespace: ns, Name: name}, b.Image, b.ImageDigest)
+		var e *bundlecontent.Error
+		switch {
+		case errors.As(perr, &e):
+			failures = append(failures, e.Message)
+			continue
+		case perr != nil:
+			return nil, nil, perr
+		}
+		if crd, perr = content.CRD(gvk.Group, gvk.Kind); perr != nil || crd == nil {
+			failures = append(failures, fmt.Sprintf("bundle image %s@%s has no CRD for %s (%v)", b.Image, b.ImageDigest, gvk, perr))
+			continue
+		}
+		return crd, b, nil
+	}
+	if len(failures) > 0 {
+		return nil, nil, fmt.Errorf("%s: %w: %s", gvk, errPull, strings.Join(failures, "; "))
+	}
+	return nil, nil, err
 }
 
 // Pending says whether ov is still waiting for its requirements (or failed waiting: a catalog may still provide

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/internal/status"
@@ -35,10 +36,11 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 }
 
-// New returns the Upgrade loop for mgr; timeout bounds the new version's install.
-func New(mgr ctrl.Manager, timeout time.Duration) *Reconciler {
+// New returns the Upgrade loop for mgr; timeout bounds the new version's install. bundles verifies bundle content
+// and pulls bundle images (shared with the Install loop); nil verifies content in spec only.
+func New(mgr ctrl.Manager, timeout time.Duration, bundles *bundlecontent.Source) *Reconciler {
 	return &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-		Installer: installer.New(mgr, "upgrade", timeout), Recorder: mgr.GetEventRecorder("upgrade")}
+		Installer: installer.New(mgr, "upgrade", timeout, bundles), Recorder: mgr.GetEventRecorder("upgrade")}
 }
 
 // Reconcile advances one replacing OperatorVersion.
@@ -55,12 +57,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(olds) == 0 || len(versions.Successors(ov, all)) > 0 {
 		return ctrl.Result{}, nil // nothing to upgrade from (the Install loop's), or a newer version took over
 	}
-	// The old versions keep running and keep their objects until this one has Succeeded.
+	// The old versions keep running and keep their objects until this one has Succeeded, and its content was
+	// verified in this step (a Plan): a version whose bundle cannot be verified applies nothing and adopts nothing.
 	res, err := r.Installer.Step(ctx, ov)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if res.Status.Phase == operatorsv1alpha1.PhaseSucceeded {
+	if res.Status.Phase == operatorsv1alpha1.PhaseSucceeded && res.Plan != nil {
 		for _, old := range olds {
 			if err := r.adopt(ctx, ov, old, olds, res.Plan); err != nil {
 				return ctrl.Result{}, err

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 // lifecycle runs the three lifecycle loops: install, upgrade (with adoption) and GC.
 func lifecycle(mgr ctrl.Manager) error {
 	for _, r := range []interface{ SetupWithManager(ctrl.Manager) error }{
-		install.New(mgr, installTimeout), upgrade.New(mgr, installTimeout), gc.New(mgr),
+		install.New(mgr, installTimeout, nil), upgrade.New(mgr, installTimeout, nil), gc.New(mgr),
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

@@ -8,76 +8,173 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/fbc"
 	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/catalog/index"
 )
 
-// Registry is an OCI registry in the test process (go-containerregistry's pkg/registry) over plain HTTP on
-// loopback, with request counters and a switch that makes it unreachable.
+// Registry is go-containerregistry's in-process OCI registry over plain HTTP on loopback, with request counters and
+// switches a test flips: SetDown drops every connection (a registry that is gone), TamperBlob serves other bytes for
+// one blob.
 type Registry struct {
 	// Host is host:port.
 	Host string
 
 	manifests, blobs atomic.Int64
-	down             atomic.Bool
+
+	mu       sync.Mutex
+	down     bool
+	tampered map[string]bool
 }
 
-// NewRegistry starts a registry for the test's life.
+// NewRegistry starts a registry for the test.
 func NewRegistry(t testing.TB) *Registry {
 	t.Helper()
-	r := &Registry{}
+	r := &Registry{tampered: map[string]bool{}}
 	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.count(req)
+		r.mu.Lock()
+		down, tamper := r.down, r.tamperedBlob(req)
+		r.mu.Unlock()
 		switch {
-		case strings.Contains(req.URL.Path, "/manifests/"):
-			r.manifests.Add(1)
-		case strings.Contains(req.URL.Path, "/blobs/") && req.Method == http.MethodGet:
-			r.blobs.Add(1)
-		}
-		if r.down.Load() {
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					_ = conn.Close() // the connection drops, as with a registry that is gone
-					return
-				}
+		case down:
+			drop(w)
+		case tamper && req.Method == http.MethodGet:
+			rec := httptest.NewRecorder()
+			inner.ServeHTTP(rec, req)
+			body := rec.Body.Bytes()
+			if len(body) > 0 {
+				body[len(body)/2] ^= 0xff
 			}
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
+			for k, v := range rec.Header() {
+				w.Header()[k] = v
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = io.Copy(w, bytes.NewReader(body))
+		default:
+			inner.ServeHTTP(w, req)
 		}
-		inner.ServeHTTP(w, req)
 	}))
 	t.Cleanup(srv.Close)
 	r.Host = strings.TrimPrefix(srv.URL, "http://")
 	return r
 }
 
+// count counts manifest requests and blob downloads.
+func (r *Registry) count(req *http.Request) {
+	switch {
+	case strings.Contains(req.URL.Path, "/manifests/"):
+		r.manifests.Add(1)
+	case strings.Contains(req.URL.Path, "/blobs/") && req.Method == http.MethodGet:
+		r.blobs.Add(1)
+	}
+}
+
+// drop closes the connection without an answer, as a registry that is gone; 503 where it cannot.
+func drop(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			_ = conn.Close()
+			return
+		}
+	}
+	http.Error(w, "registry down", http.StatusServiceUnavailable)
+}
+
 // Requests returns how many manifest requests (HEAD or GET) and blob downloads the registry has been asked for,
 // including those it dropped while down.
 func (r *Registry) Requests() (manifests, blobs int64) { return r.manifests.Load(), r.blobs.Load() }
 
-// SetDown makes every request fail as if the registry were gone (true) or serves again (false).
-func (r *Registry) SetDown(down bool) { r.down.Store(down) }
+// tamperedBlob says whether req fetches a blob TamperBlob named. r.mu held.
+func (r *Registry) tamperedBlob(req *http.Request) bool {
+	i := strings.LastIndex(req.URL.Path, "/blobs/")
+	return i >= 0 && r.tampered[req.URL.Path[i+len("/blobs/"):]]
+}
 
-// PushBundle pushes a bundle directory as a registry+v1 bundle image to repo (host-relative, e.g. "bundles/p") with
-// tag and returns its reference by digest.
-func (r *Registry) PushBundle(t testing.TB, dir, repo, tag string) string {
+// SetDown makes the registry drop every request (true) or serve again (false).
+func (r *Registry) SetDown(down bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.down = down
+}
+
+// TamperBlob makes the registry serve the blob with this digest with one byte changed.
+func (r *Registry) TamperBlob(digest string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tampered[digest] = true
+}
+
+// Ref is the reference of repository:tag (or repository@digest) in this registry.
+func (r *Registry) Ref(repoAndTag string) string { return r.Host + "/" + repoAndTag }
+
+// PushBundle builds the bundle image of the bundle directory dir (see WriteBundle) and pushes it as ref. It
+// returns the image's manifest digest and the digest of its one layer.
+func (r *Registry) PushBundle(t testing.TB, dir, ref string) (digest, layer string) {
 	t.Helper()
 	img, err := image.BundleImage(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	digest, err := image.Push(context.Background(), img, r.Host+"/"+repo+":"+tag, image.Options{Insecure: true})
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("bundle image layers: %v, %v", layers, err)
+	}
+	l, err := layers[0].Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.Host + "/" + repo + "@" + digest
+	digest, err = image.Push(context.Background(), img, ref, image.Options{Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return digest, l.String()
+}
+
+// ImageCatalogSource is an image CatalogSource for this registry (plain HTTP: it is on loopback). The loops that
+// pull bundle images use its pull options; no test here needs its catalog image to exist.
+func (r *Registry) ImageCatalogSource(namespace, name string) *operatorsv1alpha1.CatalogSource {
+	return &operatorsv1alpha1.CatalogSource{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec: operatorsv1alpha1.CatalogSourceSpec{
+			Image: &operatorsv1alpha1.ImageSource{Ref: r.Ref("catalog:latest"), Insecure: true},
+		},
+	}
+}
+
+// ImageOperatorVersion is the OperatorVersion a catalog creates for d when it lists d's bundle only as an image
+// (olm.csv.metadata and the image): name, package, version, CRD descriptions and spec.bundle, no install strategy
+// and no objects; source names the CatalogSource whose pull options pull it.
+func ImageOperatorVersion(d Demo, ref, digest string, source *operatorsv1alpha1.CatalogSource) *operatorsv1alpha1.OperatorVersion {
+	ov := d.OperatorVersion()
+	ov.Spec.Install = opv1alpha1.NamedInstallStrategy{}
+	ov.Spec.Objects = nil
+	ov.Spec.Bundle = &operatorsv1alpha1.BundleReference{Image: ref, Digest: digest}
+	ov.Spec.Source = &operatorsv1alpha1.CatalogReference{Namespace: source.Namespace, Name: source.Name}
+	return ov
+}
+
+// WithContentDigest sets ov's spec.bundle to the digest of its content in spec, as the catalog loops record it.
+func WithContentDigest(t testing.TB, ov *operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.OperatorVersion {
+	t.Helper()
+	d, err := bundle.ContentDigest(&ov.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov.Spec.Bundle = &operatorsv1alpha1.BundleReference{Digest: d}
+	return ov
 }
 
 // PushCatalog pushes File-Based Catalog files (path under /configs -> content) as a catalog image to ref
@@ -92,11 +189,18 @@ func (r *Registry) PushCatalog(t testing.TB, files map[string][]byte, ref string
 	if err != nil {
 		t.Fatal(err)
 	}
-	digest, err := image.Push(context.Background(), img, r.Host+"/"+ref, image.Options{Insecure: true})
+	digest, err := image.Push(context.Background(), img, r.Ref(ref), image.Options{Insecure: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return digest
+}
+
+// PushBundleByDigest pushes a bundle directory as repo:tag (host-relative) and returns its reference by digest.
+func (r *Registry) PushBundleByDigest(t testing.TB, dir, repo, tag string) string {
+	t.Helper()
+	digest, _ := r.PushBundle(t, dir, r.Ref(repo+":"+tag))
+	return r.Ref(repo + "@" + digest)
 }
 
 // ImageCatalog pushes each bundle directory under root as a bundle image and returns a File-Based Catalog of them
@@ -113,7 +217,7 @@ func (r *Registry) ImageCatalog(t testing.TB, root string) []byte {
 	for _, pkg := range ix.PackageNames() {
 		for _, p := range ix.Package(pkg) {
 			for _, b := range p.Bundles {
-				images[b.Name] = r.PushBundle(t, b.Path, "bundles/"+b.Package, b.Name)
+				images[b.Name] = r.PushBundleByDigest(t, b.Path, "bundles/"+b.Package, b.Name)
 			}
 		}
 	}

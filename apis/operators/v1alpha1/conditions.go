@@ -66,6 +66,9 @@ const (
 	// ReasonBundleUnavailable: the bundle image could not be pulled yet; the version stays Pending and nothing is
 	// applied.
 	ReasonBundleUnavailable = "BundleUnavailable"
+	// ReasonInvalidBundle: the bundle image does not load as a registry+v1 bundle (the message names the file and the
+	// rule), or holds another package or version than the OperatorVersion; a newer version has to fix it.
+	ReasonInvalidBundle = "InvalidBundle"
 	// ReasonCRDOwnedByAnotherPackage: a CRD this version owns is already owned in the cluster by another package's
 	// version (two packages of one catalog may both ship it; only one may install it).
 	ReasonCRDOwnedByAnotherPackage = "CRDOwnedByAnotherPackage"

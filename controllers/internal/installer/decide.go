@@ -17,6 +17,9 @@ const (
 	requeueRequirements = 30 * time.Second
 	// requeueRollout: a Deployment is rolling out, or its rollout failed and may still recover or time out.
 	requeueRollout = 10 * time.Second
+	// requeueBundle: the bundle image cannot be pulled yet (registry, CatalogSource or pull Secret); nothing watched
+	// says when that clears.
+	requeueBundle = 30 * time.Second
 )
 
 // terminal reasons: retrying cannot help, a newer version has to fix the bundle.
@@ -24,6 +27,11 @@ var terminal = map[string]bool{
 	operatorsv1alpha1.ReasonInvalidStrategy: true,
 	operatorsv1alpha1.ReasonCRDUnsafe:       true,
 	ReasonConflict:                          true,
+	// The bundle content is not what the version was resolved to, or not installable: see bundlecontent.
+	operatorsv1alpha1.ReasonDigestMismatch: true,
+	operatorsv1alpha1.ReasonInvalidBundle:  true,
+	operatorsv1alpha1.ReasonImageRefused:   true,
+	operatorsv1alpha1.ReasonImageTooLarge:  true,
 }
 
 // facts is what Step read about one OperatorVersion: the input of decide.
@@ -34,12 +42,24 @@ type facts struct {
 	now     time.Time
 	age     time.Duration
 	timeout time.Duration
+	// bundle is the verification of the bundle content against spec.bundle.digest; nil for a version without
+	// spec.bundle (not verified, as before digests were recorded).
+	bundle *bundleCheck
 	// invalid says why the install strategy is invalid; "" when the plan was built.
 	invalid string
 	// missing are the required CRDs that do not exist or are not established.
 	missing []string
 	// applied is the outcome of applying the plan; nil while it has not been applied in this step.
 	applied *applied
+}
+
+// bundleCheck is the outcome of verifying the bundle content (bundlecontent.Result).
+type bundleCheck struct {
+	// verified says what was verified, naming the digest; "" when it was not.
+	verified string
+	// reason and message say why it was not; permanent: retrying cannot help.
+	reason, message string
+	permanent       bool
 }
 
 // applied is the outcome of applying the plan and reading its Deployments.
@@ -80,6 +100,45 @@ func decide(f facts) verdict {
 	switch {
 	case phase == operatorsv1alpha1.PhaseFailed && terminal[f.status.Reason]:
 		return verdict{}
+	case f.bundle != nil && f.bundle.verified == "":
+		return decideBundle(f, phase)
+	}
+	v := decideContent(f, phase)
+	if f.bundle != nil {
+		verified := condition(operatorsv1alpha1.ConditionBundleVerified, metav1.ConditionTrue, operatorsv1alpha1.ReasonBundleVerified, f.bundle.verified)
+		v.conditions = append([]metav1.Condition{verified}, v.conditions...)
+	}
+	return v
+}
+
+// decideBundle is the decision when the bundle content is not verified; nothing is applied. Content that is not
+// what the version was resolved to fails it for good. A bundle image that cannot be pulled yet keeps a new version
+// Pending, and fails it once the install timeout passed, like a missing required CRD (a failure that still retries:
+// a later pull installs it). A version that was installed already keeps its phase: its objects stay as they are.
+func decideBundle(f facts, phase operatorsv1alpha1.OperatorVersionPhase) verdict {
+	b := f.bundle
+	notVerified := condition(operatorsv1alpha1.ConditionBundleVerified, metav1.ConditionFalse, b.reason, b.message)
+	if b.permanent {
+		v := failed(b.reason, b.message)
+		v.conditions = []metav1.Condition{notVerified}
+		return v
+	}
+	v := verdict{conditions: []metav1.Condition{notVerified}, requeueAfter: requeueBundle}
+	switch {
+	case phase == operatorsv1alpha1.PhaseInstalling || phase == operatorsv1alpha1.PhaseSucceeded:
+		return v
+	case f.age > f.timeout:
+		v.phase = operatorsv1alpha1.PhaseFailed
+	default:
+		v.phase = operatorsv1alpha1.PhasePending
+	}
+	v.reason, v.message = operatorsv1alpha1.ReasonBundleUnavailable, b.message
+	return v
+}
+
+// decideContent is the decision once the content is verified (or has no digest to verify).
+func decideContent(f facts, phase operatorsv1alpha1.OperatorVersionPhase) verdict {
+	switch {
 	case f.invalid != "":
 		return failed(operatorsv1alpha1.ReasonInvalidStrategy, f.invalid)
 	case len(f.missing) > 0:

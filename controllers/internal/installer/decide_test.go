@@ -22,6 +22,9 @@ func TestDecide(t *testing.T) {
 		cond(operatorsv1alpha1.ConditionInstalled, metav1.ConditionTrue, time.Minute))
 	succeeded := status(operatorsv1alpha1.PhaseSucceeded, operatorsv1alpha1.ReasonInstalled,
 		cond(operatorsv1alpha1.ConditionInstalled, metav1.ConditionTrue, time.Hour), cond(operatorsv1alpha1.ConditionReady, metav1.ConditionTrue, time.Hour))
+	verified := &bundleCheck{verified: "bundle image r verified at sha256:a"}
+	mismatch := &bundleCheck{reason: operatorsv1alpha1.ReasonDigestMismatch, message: "digest sha256:b, want sha256:a", permanent: true}
+	unpullable := &bundleCheck{reason: operatorsv1alpha1.ReasonRegistryUnreachable, message: "bundle image r (sha256:a) cannot be pulled: 503"}
 	pde := "Deployment op: progress deadline exceeded: ReplicaSet has timed out progressing. (CrashLoopBackOff: exit code 1: boom)"
 	cases := []struct {
 		name  string
@@ -80,6 +83,25 @@ func TestDecide(t *testing.T) {
 			applied: &applied{notReady: []string{"Deployment op: 0 of 1"}}},
 			phase: operatorsv1alpha1.PhaseInstalling, reason: operatorsv1alpha1.ReasonDeploymentNotReady, requeue: requeueRollout,
 			conds: []string{"RequirementsMet=True", "Installed=True"}},
+		// Bundle verification (bundlecontent): nothing is applied from content that is not verified.
+		{name: "verified content: the condition comes first, then the install", f: facts{status: status(operatorsv1alpha1.PhaseInstallReady, ""), now: now, timeout: timeout,
+			bundle: verified, applied: &applied{objects: 3}},
+			phase: operatorsv1alpha1.PhaseSucceeded, reason: operatorsv1alpha1.ReasonInstalled, conds: []string{"BundleVerified=True", "RequirementsMet=True", "Installed=True"}},
+		{name: "verified content, requirements met: apply", f: facts{status: status("", ""), bundle: verified}, apply: true, conds: []string{"BundleVerified=True"}},
+		{name: "digest mismatch fails for good, before anything is applied", f: facts{status: status("", ""), bundle: mismatch},
+			phase: operatorsv1alpha1.PhaseFailed, reason: operatorsv1alpha1.ReasonDigestMismatch, message: mismatch.message, term: true, conds: []string{"BundleVerified=False"}},
+		{name: "digest mismatch fails even a Succeeded version (its spec was edited); nothing is applied", f: facts{status: succeeded, bundle: mismatch},
+			phase: operatorsv1alpha1.PhaseFailed, reason: operatorsv1alpha1.ReasonDigestMismatch, term: true, conds: []string{"BundleVerified=False"}},
+		{name: "invalid bundle image fails for good", f: facts{status: status(operatorsv1alpha1.PhasePending, ""), bundle: &bundleCheck{reason: operatorsv1alpha1.ReasonInvalidBundle, message: "m", permanent: true}},
+			phase: operatorsv1alpha1.PhaseFailed, reason: operatorsv1alpha1.ReasonInvalidBundle, term: true, conds: []string{"BundleVerified=False"}},
+		{name: "unpullable image: Pending, retried", f: facts{status: status("", ""), bundle: unpullable, age: time.Minute, timeout: timeout},
+			phase: operatorsv1alpha1.PhasePending, reason: operatorsv1alpha1.ReasonBundleUnavailable, message: unpullable.message, requeue: requeueBundle, conds: []string{"BundleVerified=False"}},
+		{name: "unpullable image past the timeout: Failed, still retried", f: facts{status: status(operatorsv1alpha1.PhasePending, operatorsv1alpha1.ReasonBundleUnavailable), bundle: unpullable, age: 6 * time.Minute, timeout: timeout},
+			phase: operatorsv1alpha1.PhaseFailed, reason: operatorsv1alpha1.ReasonBundleUnavailable, requeue: requeueBundle, conds: []string{"BundleVerified=False"}},
+		{name: "failed waiting for the image, then pulled: apply", f: facts{status: status(operatorsv1alpha1.PhaseFailed, operatorsv1alpha1.ReasonBundleUnavailable), bundle: verified},
+			apply: true, conds: []string{"BundleVerified=True"}},
+		{name: "unpullable image of an installed version: the phase stays, nothing is applied", f: facts{status: succeeded, bundle: unpullable, age: time.Hour, timeout: timeout},
+			requeue: requeueBundle, conds: []string{"BundleVerified=False"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/status"
 )
 
@@ -53,6 +54,9 @@ type Installer struct {
 	Now func() time.Time
 	// Writes remembers the installer's own writes of OperatorVersions (finalizer, status), see Stale.
 	Writes status.Writes
+	// Bundles verifies the bundle content against spec.bundle.digest and pulls bundle images; shared by the Install
+	// and Upgrade loops. nil: content in spec is verified, bundle images cannot be pulled.
+	Bundles *bundlecontent.Source
 }
 
 // Stale says whether ov, as read from the cache, does not show the installer's last write of it yet; the loop skips
@@ -61,9 +65,11 @@ func (in *Installer) Stale(ov *operatorsv1alpha1.OperatorVersion) bool {
 	return in.Writes.Stale(ov)
 }
 
-// New returns an Installer that uses mgr's client, REST mapper and an event recorder named for the loop.
-func New(mgr ctrl.Manager, loop string, timeout time.Duration) *Installer {
-	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Recorder: mgr.GetEventRecorder(loop), Timeout: timeout}
+// New returns an Installer that uses mgr's client, REST mapper and an event recorder named for the loop, and
+// bundles to verify and pull bundle content.
+func New(mgr ctrl.Manager, loop string, timeout time.Duration, bundles *bundlecontent.Source) *Installer {
+	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(),
+		Recorder: mgr.GetEventRecorder(loop), Timeout: timeout, Bundles: bundles}
 }
 
 // UseObjectCache makes the installer read the objects it applies from mgr's cache of ALM's objects (Objects).
@@ -100,6 +106,7 @@ type Result struct {
 const ReasonConflict = "ObjectConflict"
 
 // Step advances ov by at most one phase and returns the status to write. It never writes ov's status itself. It
+// verifies the bundle content (nothing is planned or applied from content that does not match spec.bundle.digest),
 // reads (the plan, the required CRDs), lets decide choose, applies the plan when decide asks, reads the
 // Deployments and lets decide choose again.
 func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) (Result, error) {
@@ -112,22 +119,20 @@ func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVer
 	}
 	now := in.now()
 	f := facts{status: &st, now: now, age: now.Sub(ov.CreationTimestamp.Time), timeout: in.timeout()}
-	plan, err := NewPlan(ov, in.scope)
-	var invalid *InvalidError
-	switch {
-	case errors.As(err, &invalid):
-		f.invalid = invalid.Msg
-	case err != nil:
+	content, err := in.content(ctx, ov, &f)
+	if err != nil {
 		return res, err
-	default:
-		res.Plan = plan
-		if st.RequirementStatus, f.missing, err = in.requirements(ctx, ov); err != nil {
+	}
+	var plan *Plan
+	if content != nil {
+		if plan, err = in.plan(ctx, content, &f); err != nil {
 			return res, err
 		}
+		res.Plan = plan
 	}
 	v := decide(f)
 	if v.apply {
-		if f.applied, err = in.apply(ctx, ov, plan, &st); err != nil {
+		if f.applied, err = in.apply(ctx, ov, content, plan, &st); err != nil {
 			return res, err
 		}
 		v = decide(f)
@@ -140,13 +145,46 @@ func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVer
 	return res, nil
 }
 
-// apply installs the plan (owned CRDs first, only when their update is safe, then everything else), records what
-// ov owns in st, and reads the Deployments' rollout. Conflicts and unsafe CRD updates are facts for decide.
-func (in *Installer) apply(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, st *operatorsv1alpha1.OperatorVersionStatus) (*applied, error) {
+// content verifies ov's bundle content (bundlecontent.Verify) and returns the OperatorVersion to plan from: ov, or
+// a copy of it holding the content of its bundle image. It returns nil, and f.bundle says why, when the content is
+// not verified. A version without spec.bundle is planned from its spec without verification, as before bundle
+// digests were recorded.
+func (in *Installer) content(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, f *facts) (*operatorsv1alpha1.OperatorVersion, error) {
+	verifiedBefore := apimeta.IsStatusConditionTrue(f.status.Conditions, operatorsv1alpha1.ConditionBundleVerified)
+	r, err := in.Bundles.Verify(ctx, in.Reader, ov, verifiedBefore)
+	if err != nil || !r.Checked {
+		return r.Content, err
+	}
+	f.bundle = &bundleCheck{verified: r.Verified}
+	if r.Err != nil {
+		f.bundle.reason, f.bundle.message, f.bundle.permanent = r.Err.Reason, r.Err.Message, r.Err.Permanent
+	}
+	return r.Content, nil
+}
+
+// plan builds content's plan and reads its required CRDs into f; an invalid strategy is a fact for decide.
+func (in *Installer) plan(ctx context.Context, content *operatorsv1alpha1.OperatorVersion, f *facts) (*Plan, error) {
+	plan, err := NewPlan(content, in.scope)
+	var invalid *InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		f.invalid = invalid.Msg
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	f.status.RequirementStatus, f.missing, err = in.requirements(ctx, content)
+	return plan, err
+}
+
+// apply installs the plan of content (ov, or the copy of it holding its bundle image's content) (owned CRDs first,
+// only when their update is safe, then everything else), records what ov owns in st, and reads the Deployments'
+// rollout. The finalizer is added to ov, as stored. Conflicts and unsafe CRD updates are facts for decide.
+func (in *Installer) apply(ctx context.Context, ov, content *operatorsv1alpha1.OperatorVersion, plan *Plan, st *operatorsv1alpha1.OperatorVersionStatus) (*applied, error) {
 	if err := in.ensureFinalizer(ctx, ov); err != nil {
 		return nil, err
 	}
-	owned, written, err := in.applyAll(ctx, ov, plan)
+	owned, written, err := in.applyAll(ctx, content, plan)
 	var conflict *ConflictError
 	var unsafe *unsafeCRDError
 	switch {
@@ -159,7 +197,7 @@ func (in *Installer) apply(ctx context.Context, ov *operatorsv1alpha1.OperatorVe
 	}
 	st.Owned = owned
 	a := &applied{objects: len(owned), skipped: plan.Skipped}
-	a.notReady, a.failed, err = in.notReady(ctx, ov, plan, written, st.Phase == operatorsv1alpha1.PhaseSucceeded)
+	a.notReady, a.failed, err = in.notReady(ctx, content, plan, written, st.Phase == operatorsv1alpha1.PhaseSucceeded)
 	return a, err
 }
 
