@@ -28,7 +28,7 @@ const (
 // (olm.bundle.object properties), as `almctl catalog push --with-objects` does. false is what current opm writes and
 // what a real cluster sees: the manifests exist only in the bundle images, which ALM's installer pulls by digest
 // (and OperatorVersions name them in spec.bundle.image).
-const CatalogWithObjects = true
+const CatalogWithObjects = false
 
 // Published is what one publish pushed.
 type Published struct {
