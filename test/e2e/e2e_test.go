@@ -1,6 +1,7 @@
 // Package e2e tells ALM's whole story with the real binaries as processes: ALM deployed from config/default and
-// run from its image by the local node runner, the Konnect operator installed from bundles/ and run the same way,
-// the Konnect simulator over HTTP. Every assertion is something a user can see.
+// run by the local node runner from its image, pulled from a registry on loopback; the Konnect operator published
+// from bundles/ as bundle images and a catalog image to that registry, installed from an image CatalogSource and
+// run the same way; the Konnect simulator over HTTP. Every assertion is something a user can see.
 package e2e
 
 import (
@@ -35,13 +36,6 @@ func run(m *testing.M) int {
 	if _, err := localkube.BinDir(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: skipped: %v (run make tools)\n", err)
 		return 0
-	}
-	// The story runs almctl as a user does.
-	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin")+"/", "./cmd/almctl")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: building almctl: %v\n", err)
-		return 1
 	}
 	// Always rebuilt (as `make images` does), so the processes run the code under test, not an older build.
 	images := exec.Command("go", "run", "./hack/images/cmd/images", "build", "--root", root, "--out", filepath.Join(root, "bin", "images"))

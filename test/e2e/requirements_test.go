@@ -17,14 +17,18 @@ import (
 // TestRequirementsPullInTheKonnectOperator declares only gateway-config, whose bundle requires the KongService kind:
 // the requirements loop creates the CRD from the Konnect operator's bundle and the CRD loop declares the Konnect
 // operator, so both run. Then 1.2.0 is published without 1.1.0: its skipRange lets 1.0.0 upgrade to it directly.
+// Both are published as bundle images with a catalog image, as on a real cluster.
 func TestRequirementsPullInTheKonnectOperator(t *testing.T) {
 	ctx, env, story := start(t)
 	const gwNS = "gateway"
-	must(t, story.CreateCatalog(ctx))
+	var pub localenv.Published
 	for _, b := range []string{"gateway-config/0.1.0", "konnect-operator/1.0.0"} {
-		_, err := story.Publish(ctx, filepath.Join(root, "bundles", b))
+		var err error
+		pub, err = story.Publish(ctx, filepath.Join(root, "bundles", b))
 		must(t, err)
 	}
+	must(t, story.CreateCatalog(ctx))
+	assertCatalogServes(t, ctx, story, pub)
 	begin := time.Now()
 	must(t, story.DeclareAppType(ctx, gwNS, "gateway-config"))
 	_, err := story.WaitInstalled(ctx, gwNS, "gateway-config", "0.1.0")
@@ -55,10 +59,13 @@ func TestRequirementsPullInTheKonnectOperator(t *testing.T) {
 
 	// 1.2.0's skipRange covers 1.0.0: published alone, it upgrades 1.0.0 directly.
 	begin = time.Now()
-	_, err = story.Publish(ctx, filepath.Join(root, "bundles", localenv.Package, "1.2.0"))
+	pub, err = story.Publish(ctx, filepath.Join(root, "bundles", localenv.Package, "1.2.0"))
 	must(t, err)
-	_, err = story.WaitInstalled(ctx, gwNS, localenv.Package, "1.2.0")
+	assertCatalogServes(t, ctx, story, pub)
+	ov, err := story.WaitInstalled(ctx, gwNS, localenv.Package, "1.2.0")
 	must(t, err)
 	figure(t, "publish 1.2.0 (skipRange) -> 1.0.0 deleted", time.Since(begin))
+	assertBundleImage(t, ov, pub)
+	assertPulledFromRegistry(t, env, "1.2.0")
 	assertALMNeverForbidden(t, env)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,20 +32,25 @@ import (
 
 const ns = localenv.OperatorNamespace
 
-// TestStory: publish, install, sync, upgrade twice by publishing, fail forward over a crashing version, uninstall.
+// TestStory: publish (a bundle image and a catalog image), install, sync, upgrade twice by publishing, fail forward
+// over a crashing version, uninstall.
 func TestStory(t *testing.T) {
 	ctx, env, story := start(t)
 	bundles := filepath.Join(root, "bundles", localenv.Package)
 
-	// Publish 1.0.0 and declare the AppType: the operator runs as its own ServiceAccount, held to its bundle's RBAC.
-	must(t, story.CreateCatalog(ctx))
-	_, err := story.Publish(ctx, filepath.Join(bundles, "1.0.0"))
+	// Publish 1.0.0 (its bundle image, then the catalog image), point an image CatalogSource at the catalog tag and
+	// declare the AppType: the operator runs as its own ServiceAccount, held to its bundle's RBAC.
+	pub, err := story.Publish(ctx, filepath.Join(bundles, "1.0.0"))
 	must(t, err)
+	must(t, story.CreateCatalog(ctx))
+	assertCatalogServes(t, ctx, story, pub)
 	begin := time.Now()
 	must(t, story.DeclareAppType(ctx, ns, localenv.Package))
-	_, err = story.WaitInstalled(ctx, ns, localenv.Package, "1.0.0")
+	ov, err := story.WaitInstalled(ctx, ns, localenv.Package, "1.0.0")
 	must(t, err)
 	figure(t, "AppType declared -> OperatorVersion Succeeded", time.Since(begin))
+	assertBundleImage(t, ov, pub)
+	assertPulledFromRegistry(t, env, "1.0.0")
 	assertOperatorRBAC(t, ctx, env)
 	assertALMRBAC(t, ctx, env)
 
@@ -78,6 +84,57 @@ func TestStory(t *testing.T) {
 	assertALMNeverForbidden(t, env)
 }
 
+// assertCatalogServes checks that the story's image CatalogSource serves the catalog image just pushed:
+// status.image.digest is the pushed digest, the CatalogSource is Ready, and it lists the bundle published.
+func assertCatalogServes(t *testing.T, ctx context.Context, story *localenv.Story, pub localenv.Published) {
+	t.Helper()
+	cs, err := story.WaitCatalogServes(ctx, localenv.CatalogName, pub.CatalogDigest)
+	must(t, err)
+	tag := story.Catalog.CatalogRef()
+	if cs.Spec.Image == nil || cs.Spec.Image.Ref != tag {
+		t.Errorf("CatalogSource %s polls %+v, want %s", cs.Name, cs.Spec.Image, tag)
+	}
+	if want := strings.TrimSuffix(tag, ":"+localenv.CatalogTag) + "@" + pub.CatalogDigest; cs.Status.Image.Ref != want {
+		t.Errorf("CatalogSource %s: status.image.ref %s, want %s", cs.Name, cs.Status.Image.Ref, want)
+	}
+	t.Logf("CatalogSource %s serves %s@%s after the publish of %s: %d packages, %d bundles", cs.Name,
+		cs.Spec.Image.Ref, cs.Status.Image.Digest, pub.Bundle, cs.Status.PackageCount, cs.Status.BundleCount)
+}
+
+// assertBundleImage checks that the OperatorVersion was resolved from the bundle image pushed: spec.bundle.image
+// names it by digest and spec.bundle.digest is that digest. With localenv.CatalogWithObjects the catalog carries
+// the manifests, and the OperatorVersion records their content digest instead.
+func assertBundleImage(t *testing.T, ov *operatorsv1alpha1.OperatorVersion, pub localenv.Published) {
+	t.Helper()
+	if ov.Spec.Bundle == nil {
+		t.Fatalf("OperatorVersion %s has no spec.bundle", ov.Name)
+	}
+	if localenv.CatalogWithObjects {
+		t.Logf("OperatorVersion %s: spec.bundle %+v (the catalog carries olm.bundle.object: localenv.CatalogWithObjects)", ov.Name, *ov.Spec.Bundle)
+		return
+	}
+	_, digest, _ := strings.Cut(pub.BundleImage, "@")
+	if ov.Spec.Bundle.Image != pub.BundleImage || ov.Spec.Bundle.Digest != digest {
+		t.Errorf("OperatorVersion %s: spec.bundle %+v, want image %s and digest %s", ov.Name, *ov.Spec.Bundle, pub.BundleImage, digest)
+	}
+}
+
+// assertPulledFromRegistry checks that the node runner pulled the operator's image of version from the registry (it
+// has no archives) and, when the catalog holds no manifests, that ALM pulled the bundle image from it.
+func assertPulledFromRegistry(t *testing.T, env *localenv.Env, version string) {
+	t.Helper()
+	if n := env.Registry.ManifestRequests(localenv.Package); n == 0 {
+		t.Errorf("the registry served no manifest of %s: the node runner did not pull it", localenv.Package)
+	}
+	want := localenv.ImageHost + "/" + localenv.Package + ":" + version
+	if !slices.Contains(env.Runner.Images(), want) {
+		t.Errorf("the node runner has not pulled %s; it has %v", want, env.Runner.Images())
+	}
+	if bundles := localenv.BundleRepository + "/" + localenv.Package; !localenv.CatalogWithObjects && env.Registry.ManifestRequests(bundles) == 0 {
+		t.Errorf("the registry served no manifest of %s: ALM did not pull the bundle image", bundles)
+	}
+}
+
 func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
@@ -85,18 +142,24 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// upgrade publishes bundle and checks what a user sees: the new version Succeeded and alone, the operator's objects
-// adopted (same UIDs), Konnect ids unchanged, no Konnect create during the upgrade.
+// upgrade publishes bundle and checks what a user sees: the CatalogSource serves the catalog image pushed, the new
+// version Succeeded and alone, resolved from the bundle image pushed and run from the operator image the node
+// runner pulled, the operator's objects adopted (same UIDs), Konnect ids unchanged, no Konnect create during the
+// upgrade.
 func upgrade(t *testing.T, ctx context.Context, env *localenv.Env, story *localenv.Story, bundle, version string, ids localenv.KonnectIDs) {
 	t.Helper()
 	before := operatorUIDs(t, ctx, env)
 	creates := posts(env)
 	begin := time.Now()
-	_, err := story.Publish(ctx, bundle)
+	pub, err := story.Publish(ctx, bundle)
 	must(t, err)
-	_, err = story.WaitInstalled(ctx, ns, localenv.Package, version)
+	assertCatalogServes(t, ctx, story, pub)
+	figure(t, "publish "+version+" -> catalog digest served", time.Since(begin))
+	ov, err := story.WaitInstalled(ctx, ns, localenv.Package, version)
 	must(t, err)
 	figure(t, "publish "+version+" -> old version deleted", time.Since(begin))
+	assertBundleImage(t, ov, pub)
+	assertPulledFromRegistry(t, env, version)
 	must(t, env.WaitDeploymentAvailable(ctx, ns, localenv.Package, time.Minute))
 	after := operatorUIDs(t, ctx, env)
 	for key, uid := range before {

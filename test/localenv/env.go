@@ -1,6 +1,8 @@
 // Package localenv is ALM's local environment, what `make run` starts and the end-to-end tests use: the local control
-// plane, ALM deployed from config/default and run by the local node runner from the image `make images` built, and
-// the Konnect API simulator (or real Konnect). Story tells ALM's story on it, step by step.
+// plane, an OCI registry on loopback holding the images `make images` built, ALM deployed from config/default and
+// run by the local node runner, which pulls what it runs from that registry (as a kubelet with a registry mirror),
+// and the Konnect API simulator (or real Konnect). Story tells ALM's story on it, step by step, publishing bundles
+// as bundle images and a catalog image to the registry, as on a real cluster.
 package localenv
 
 import (
@@ -43,7 +45,8 @@ const (
 type Options struct {
 	// Root is the repository root: config/default, bin/ (kubectl, almctl, images/) and bundles/ are read from it.
 	Root string
-	// StateDir holds the kubeconfig, konnect.env, the control plane's and the node runner's state and logs.
+	// StateDir holds the kubeconfig, konnect.env, registry (the registry's host:port), the catalog last pushed, the
+	// control plane's and the node runner's state and logs.
 	StateDir string
 	// KonnectToken and KonnectServerURL select real Konnect; when either is empty the simulator runs instead.
 	KonnectToken, KonnectServerURL string
@@ -59,6 +62,8 @@ type Env struct {
 	CP         *localkube.Cluster
 	Client     client.Client
 	Runner     *noderunner.Runner
+	// Registry serves the images of bin/images and what the story publishes.
+	Registry *Registry
 	// Sim is the Konnect simulator; nil with real Konnect.
 	Sim *konnectsim.Server
 	// KonnectURL and KonnectToken are what a KonnectAPIAuthConfiguration uses.
@@ -81,8 +86,14 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	if err := e.startKonnect(o); err != nil {
 		return nil, err
 	}
+	if err := e.startRegistry(ctx); err != nil {
+		return nil, err
+	}
+	// The runner pulls alm.local/<name>:<version> from the registry, as a kubelet with a registry mirror would; the
+	// archives are not read, so every image that runs went through the registry.
 	runner, err := noderunner.New(noderunner.Options{
-		Config: e.CP.Config, ImagesDir: e.Path("bin", "images"), StateDir: filepath.Join(e.StateDir, "noderunner"), Logger: o.Logger,
+		Config: e.CP.Config, RegistryMirrors: map[string]string{ImageHost: e.Registry.Host},
+		StateDir: filepath.Join(e.StateDir, "noderunner"), Logger: o.Logger,
 	})
 	if err != nil {
 		return nil, err
@@ -91,9 +102,6 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	if err := runner.Start(ctx); err != nil {
 		return nil, fmt.Errorf("starting the node runner: %w", err)
 	}
-	if len(runner.Images()) == 0 {
-		return nil, fmt.Errorf("no image archives in %s: run `make images` first", e.Path("bin", "images"))
-	}
 	if _, err := e.Kubectl(ctx, "apply", "-k", e.Path("config", "default")); err != nil {
 		return nil, fmt.Errorf("deploying ALM from config/default: %w", err)
 	}
@@ -101,6 +109,20 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 		return nil, fmt.Errorf("ALM did not become available (logs under %s): %w", filepath.Join(e.StateDir, "noderunner", "pods"), err)
 	}
 	return e, nil
+}
+
+// startRegistry starts the registry, pushes the image archives of bin/images to it and writes its host:port to
+// <state>/registry.
+func (e *Env) startRegistry(ctx context.Context) error {
+	reg, err := StartRegistry()
+	if err != nil {
+		return err
+	}
+	e.Registry = reg
+	if _, err := reg.PushArchives(ctx, e.Path("bin", "images")); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(e.StateDir, "registry"), []byte(reg.Host+"\n"), 0o644)
 }
 
 func (e *Env) startControlPlane() error {
@@ -151,10 +173,14 @@ func (e *Env) startKonnect(o Options) error {
 	return os.WriteFile(filepath.Join(e.StateDir, "konnect.env"), []byte(env), 0o600)
 }
 
-// Stop stops the node runner's processes, the simulator and the local cluster; it leaves no process behind.
+// Stop stops the node runner's processes, the registry, the simulator and the local cluster; it leaves no process
+// behind.
 func (e *Env) Stop() {
 	if e.Runner != nil {
 		_ = e.Runner.Stop()
+	}
+	if e.Registry != nil {
+		_ = e.Registry.Close()
 	}
 	if e.Sim != nil {
 		_ = e.Sim.Close()

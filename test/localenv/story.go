@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"path/filepath"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,9 +22,12 @@ import (
 
 // The names the story uses.
 const (
-	// CatalogName is the ConfigMap CatalogSource in ALM's namespace that the story publishes into; it serves every
-	// namespace.
-	CatalogName = "konnect-catalog"
+	// CatalogName is the image CatalogSource in ALM's namespace on the catalog image the story publishes to; it
+	// serves every namespace.
+	CatalogName = "alm-catalog"
+	// CatalogPollInterval is how often CatalogName checks the catalog tag for a new digest: the floor for a
+	// registry on loopback.
+	CatalogPollInterval = 5 * time.Second
 	// Package is the Konnect operator's package in bundles/.
 	Package = "konnect-operator"
 	// OperatorNamespace is where the story installs the Konnect operator.
@@ -32,6 +39,9 @@ const (
 type Story struct {
 	Env *Env
 	Out io.Writer
+	// Catalog publishes bundles to the environment's registry: bundle images and the catalog image CatalogName
+	// polls.
+	Catalog *Publisher
 	// Timeout bounds each wait.
 	Timeout time.Duration
 	start   time.Time
@@ -40,7 +50,8 @@ type Story struct {
 
 // NewStory returns a story on e that prints to out.
 func NewStory(e *Env, out io.Writer) *Story {
-	return &Story{Env: e, Out: out, Timeout: 2 * time.Minute, start: time.Now()}
+	return &Story{Env: e, Out: out, Timeout: 2 * time.Minute, start: time.Now(),
+		Catalog: &Publisher{Registry: e.Registry.Host, Dir: filepath.Join(e.StateDir, "catalog")}}
 }
 
 // Step runs fn as the next numbered step: a title line first, then fn's summary and how to look at it.
@@ -73,18 +84,57 @@ func (s *Story) EnsureNamespace(ctx context.Context, name string) error {
 	return err
 }
 
-// CreateCatalog creates the ConfigMap CatalogSource CatalogName in ALM's namespace.
+// CreateCatalog creates the image CatalogSource CatalogName in ALM's namespace on the story's catalog image.
 func (s *Story) CreateCatalog(ctx context.Context) error {
+	return s.CreateImageCatalog(ctx, CatalogName, s.Catalog.CatalogRef())
+}
+
+// CreateImageCatalog creates an image CatalogSource in ALM's namespace on the catalog image ref. A registry on
+// loopback is pulled over plain HTTP and polled every CatalogPollInterval; any other every minute, over TLS.
+func (s *Story) CreateImageCatalog(ctx context.Context, name, ref string) error {
+	src := &operatorsv1alpha1.ImageSource{Ref: ref, PollInterval: &metav1.Duration{Duration: time.Minute}}
+	if onLoopback(ref) {
+		src.Insecure, src.PollInterval.Duration = true, CatalogPollInterval
+	}
 	cs := &operatorsv1alpha1.CatalogSource{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ALMNamespace, Name: CatalogName},
-		Spec: operatorsv1alpha1.CatalogSourceSpec{
-			DisplayName: "Bundles published with almctl publish", ConfigMap: &operatorsv1alpha1.ConfigMapSource{},
-		},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ALMNamespace, Name: name},
+		Spec:       operatorsv1alpha1.CatalogSourceSpec{DisplayName: "Catalog image " + ref, Image: src},
 	}
 	if err := s.Env.Client.Create(ctx, cs); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	return nil
+}
+
+// onLoopback says whether an image reference's registry is on loopback (localhost, 127.0.0.0/8, ::1).
+func onLoopback(ref string) bool {
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		return false
+	}
+	host := r.Context().RegistryStr()
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// WaitCatalogServes waits until the CatalogSource name in ALM's namespace serves the catalog image digest: its
+// status.image.digest is digest and it is Ready.
+func (s *Story) WaitCatalogServes(ctx context.Context, name, digest string) (*operatorsv1alpha1.CatalogSource, error) {
+	cs := &operatorsv1alpha1.CatalogSource{}
+	err := Poll(ctx, s.Timeout, func() error {
+		if err := s.Env.Client.Get(ctx, types.NamespacedName{Namespace: ALMNamespace, Name: name}, cs); err != nil {
+			return err
+		}
+		ready := apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady)
+		if cs.Status.Image == nil || cs.Status.Image.Digest != digest || ready == nil || ready.Status != metav1.ConditionTrue {
+			return fmt.Errorf("CatalogSource %s/%s serves %+v (Ready: %v), want digest %s", ALMNamespace, name, cs.Status.Image, ready, digest)
+		}
+		return nil
+	})
+	return cs, err
 }
 
 // CreateDirectoryCatalog serves the bundles in dir (a path ALM can read) through a directory CatalogSource.
@@ -101,9 +151,10 @@ func (s *Story) CreateDirectoryCatalog(ctx context.Context, name, dir string) er
 	return nil
 }
 
-// Publish publishes a bundle directory into the story's catalog with almctl, as a publisher would.
-func (s *Story) Publish(ctx context.Context, bundleDir string) (string, error) {
-	return s.Env.Almctl(ctx, "publish", bundleDir, "--catalog", CatalogName, "-n", ALMNamespace)
+// Publish publishes a bundle directory as a publisher does for a real cluster: it pushes the bundle image, then the
+// catalog image of every bundle published so far to the tag CatalogName polls (Publisher.Publish).
+func (s *Story) Publish(ctx context.Context, bundleDir string) (Published, error) {
+	return s.Catalog.Publish(ctx, bundleDir)
 }
 
 // DeclareAppType creates the AppType for pkg in namespace (creating the namespace).

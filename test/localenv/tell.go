@@ -5,25 +5,27 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 )
 
-// Tell runs the whole story: publish the Konnect operator 1.0.0, install it with an AppType, sync Konnect objects,
-// undo an edit made in Konnect, publish 1.1.0 (replaces 1.0.0) and watch the upgrade hand everything over.
+// Tell runs the whole story: publish the Konnect operator 1.0.0 (its bundle image and the catalog image), install it
+// with an AppType, sync Konnect objects, undo an edit made in Konnect, publish 1.1.0 (replaces 1.0.0) by pushing
+// the next catalog image to the same tag and watch the upgrade hand everything over.
 func (s *Story) Tell(ctx context.Context) error {
 	bundles := s.Env.Path("bundles", Package)
+	catalog := s.Catalog.CatalogRef()
 	steps := []struct {
 		title, kubectl string
 		fn             func() (string, error)
 	}{
-		{"Publish the Konnect operator 1.0.0 into the ConfigMap catalog " + CatalogName,
-			"get catalogsources -n " + ALMNamespace, func() (string, error) {
-				if err := s.CreateCatalog(ctx); err != nil {
-					return "", err
-				}
-				out, err := s.Publish(ctx, filepath.Join(bundles, "1.0.0"))
-				return "almctl publish bundles/konnect-operator/1.0.0 --catalog " + CatalogName + " -n " + ALMNamespace + ": " + strings.TrimSpace(out), err
+		{"Publish the Konnect operator 1.0.0: push its bundle image and the catalog image " + catalog +
+			"; the image CatalogSource " + CatalogName + " polls it every " + CatalogPollInterval.String(),
+			"get catsrc -n " + ALMNamespace + " -o wide   (IMAGE and DIGEST columns)", func() (string, error) {
+				return s.publishFirst(ctx, filepath.Join(bundles, "1.0.0"))
 			}},
 		{"Declare an AppType konnect-operator in " + OperatorNamespace,
 			"get apptypes,operatorversions,deployments -n " + OperatorNamespace, func() (string, error) { return s.installOperator(ctx) }},
@@ -31,10 +33,10 @@ func (s *Story) Tell(ctx context.Context) error {
 			"get konnectapiauthconfigurations,konnectgatewaycontrolplanes,kongservices,kongroutes,kongconsumers -n " + DemoNamespace, func() (string, error) { return s.syncDemo(ctx) }},
 		{"Edit the service in Konnect (as in the Konnect UI): the operator puts the declared state back",
 			"get kongservices -n " + DemoNamespace + " -o wide", func() (string, error) { return s.undoEdit(ctx) }},
-		{"Publish 1.1.0 (replaces konnect-operator.v1.0.0): ALM upgrades, hands the objects over and collects 1.0.0",
-			"get operatorversions -n " + OperatorNamespace + "; kubectl get kongroutes -n " + DemoNamespace, func() (string, error) {
-				return s.upgrade(ctx, filepath.Join(bundles, "1.1.0"), "1.1.0")
-			}},
+		{"Publish 1.1.0 (replaces konnect-operator.v1.0.0): push its bundle image and the next catalog image to the same tag; " +
+			"on the next poll ALM upgrades, hands the objects over and collects 1.0.0",
+			"get catsrc -n " + ALMNamespace + " -o wide; kubectl get operatorversions -n " + OperatorNamespace + "; kubectl get kongroutes -n " + DemoNamespace,
+			func() (string, error) { return s.upgrade(ctx, filepath.Join(bundles, "1.1.0"), "1.1.0") }},
 	}
 	for _, st := range steps {
 		if err := s.Step(st.title, st.kubectl, st.fn); err != nil {
@@ -42,6 +44,32 @@ func (s *Story) Tell(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// publishFirst publishes the first bundle, creates the image CatalogSource and waits until it serves the catalog.
+func (s *Story) publishFirst(ctx context.Context, bundle string) (string, error) {
+	pub, err := s.Publish(ctx, bundle)
+	if err != nil {
+		return "", err
+	}
+	if err := s.CreateCatalog(ctx); err != nil {
+		return "", err
+	}
+	cs, err := s.WaitCatalogServes(ctx, CatalogName, pub.CatalogDigest)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("pushed %s (%s) and %s (%s); CatalogSource %s serves %d package(s), %d bundle(s)",
+		pub.BundleTag, ShortDigest(pub.BundleImage), s.Catalog.CatalogRef(), ShortDigest(pub.CatalogDigest), CatalogName,
+		cs.Status.PackageCount, cs.Status.BundleCount), nil
+}
+
+// ShortDigest is the digest in ref (or ref itself, a digest) shortened for display: sha256: and 12 hex digits.
+func ShortDigest(ref string) string {
+	if i := strings.LastIndex(ref, "sha256:"); i >= 0 && len(ref) >= i+19 {
+		return ref[i : i+19]
+	}
+	return ref
 }
 
 func (s *Story) installOperator(ctx context.Context) (string, error) {
@@ -59,8 +87,20 @@ func (s *Story) installOperator(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("OperatorVersion %s %s; the operator runs as ServiceAccount %s/%s with its bundle's RBAC",
-		ov.Name, ov.Status.Phase, OperatorNamespace, d.Spec.Template.Spec.ServiceAccountName), nil
+	return fmt.Sprintf("OperatorVersion %s %s (bundle %s); the node runner pulled %s from %s; the operator runs as ServiceAccount %s/%s with its bundle's RBAC",
+		ov.Name, ov.Status.Phase, bundleText(ov), d.Spec.Template.Spec.Containers[0].Image, s.Env.Registry.Host,
+		OperatorNamespace, d.Spec.Template.Spec.ServiceAccountName), nil
+}
+
+// bundleText says what an OperatorVersion was resolved from: its bundle image by digest, or its content digest.
+func bundleText(ov *operatorsv1alpha1.OperatorVersion) string {
+	switch {
+	case ov.Spec.Bundle == nil:
+		return "unknown"
+	case ov.Spec.Bundle.Image != "":
+		return ov.Spec.Bundle.Image
+	}
+	return "content " + ShortDigest(ov.Spec.Bundle.Digest) + ", from the catalog's olm.bundle.object"
 }
 
 func (s *Story) syncDemo(ctx context.Context) (string, error) {
@@ -96,9 +136,15 @@ func (s *Story) upgrade(ctx context.Context, bundle, version string) (string, er
 		return "", err
 	}
 	creates := s.konnectCreates()
-	if _, err := s.Publish(ctx, bundle); err != nil {
+	pub, err := s.Publish(ctx, bundle)
+	if err != nil {
 		return "", err
 	}
+	pushed := time.Now()
+	if _, err := s.WaitCatalogServes(ctx, CatalogName, pub.CatalogDigest); err != nil {
+		return "", err
+	}
+	polled := time.Since(pushed)
 	ov, err := s.WaitInstalled(ctx, OperatorNamespace, Package, version)
 	if err != nil {
 		return "", err
@@ -117,8 +163,9 @@ func (s *Story) upgrade(ctx context.Context, bundle, version string) (string, er
 	if now.String() != ids.String() {
 		return "", fmt.Errorf("the Konnect ids changed in the upgrade: %s, were %s", now, ids)
 	}
-	summary := fmt.Sprintf("%s %s; Deployment %s adopted (same UID %s); Konnect ids unchanged", ov.Name, ov.Status.Phase,
-		types.NamespacedName{Namespace: OperatorNamespace, Name: Package}, after.UID)
+	summary := fmt.Sprintf("pushed %s; the catalog %s was served %.1fs after the push; %s %s (bundle %s); "+
+		"Deployment %s adopted (same UID %s); Konnect ids unchanged", pub.BundleTag, ShortDigest(pub.CatalogDigest),
+		polled.Seconds(), ov.Name, ov.Status.Phase, bundleText(ov), types.NamespacedName{Namespace: OperatorNamespace, Name: Package}, after.UID)
 	if creates >= 0 {
 		summary += fmt.Sprintf("; Konnect creates during the upgrade: %d", s.konnectCreates()-creates)
 	}

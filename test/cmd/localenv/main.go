@@ -1,7 +1,9 @@
 // Command localenv is `make run`: ALM's local environment and its story. It starts a real local cluster (etcd,
-// kube-apiserver, kube-controller-manager with the garbage collector), deploys ALM from config/default, runs it and
-// every operator it installs as processes through the local node runner, starts the Konnect simulator, then tells
-// the story (publish, install, sync to Konnect, upgrade by replaces) and stays up for kubectl until Ctrl-C.
+// kube-apiserver, kube-controller-manager with the garbage collector) and an OCI registry on loopback holding the
+// images of bin/images, deploys ALM from config/default, runs it and every operator it installs as processes
+// through the local node runner (which pulls their images from the registry), starts the Konnect simulator, then
+// tells the story (publish bundle and catalog images, install, sync to Konnect, upgrade by replaces) and stays up
+// for kubectl until Ctrl-C.
 package main
 
 import (
@@ -16,8 +18,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/test/localenv"
 	"github.com/almproject/alm/test/localkube"
 )
@@ -30,28 +36,39 @@ func main() {
 }
 
 type options struct {
-	stateDir, catalog string
-	noDemo, verbose   bool
+	stateDir, catalog, catalogImage string
+	noDemo, verbose                 bool
 }
 
 func parseFlags(root string) options {
 	var o options
 	flag.StringVar(&o.stateDir, "state-dir", filepath.Join(root, ".localenv"),
-		"Directory for the kubeconfig (kubeconfig), the Konnect URL and token (konnect.env), and every log; kept after exit.")
+		"Directory for the kubeconfig (kubeconfig), the Konnect URL and token (konnect.env), the registry's host:port (registry),\n"+
+			"the catalog last pushed (catalog/catalog.json), and every log; kept after exit.")
 	flag.StringVar(&o.catalog, "catalog", "",
 		"Also serve the bundles in this directory (<package>/<version>/ bundle directories) through a directory CatalogSource.")
+	flag.StringVar(&o.catalogImage, "catalog-image", "",
+		"Serve this catalog image (a File-Based Catalog image in any reachable registry) through the image CatalogSource\n"+
+			"alm-system/catalog-image instead of telling the story: the environment and that CatalogSource only (the story\n"+
+			"publishes into its own catalog and installs the Konnect operator from it). Plain HTTP and a 5s poll for a\n"+
+			"registry on loopback, TLS and a 1m poll otherwise. Operators installed from it run on the node runner only if\n"+
+			"their images are alm.local/<name>:<version> in the local registry.")
 	flag.BoolVar(&o.noDemo, "no-demo", false, "Start the environment and ALM, but do not tell the story.")
 	flag.BoolVar(&o.verbose, "v", false, "Print the node runner's logs.")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), `localenv starts ALM's local environment and tells its story (make run):
 
   - a local cluster (etcd, kube-apiserver, kube-controller-manager with the garbage collector);
-  - ALM, deployed with config/default and run from its image (make images) by the local node runner, which
-    plays the kubelet: every Deployment whose image is in bin/images runs as a process with its ServiceAccount's
-    identity;
+  - an OCI registry on 127.0.0.1 (a free port, printed and written to <state-dir>/registry) holding the images of
+    bin/images (make images) without their alm.local/ host: alm.local/alm:0.1.0 is <registry>/alm:0.1.0;
+  - ALM, deployed with config/default and run by the local node runner, which plays the kubelet with a registry
+    mirror alm.local -> <registry>: it pulls every Deployment's image from the registry and runs it as a process
+    with its ServiceAccount's identity;
   - the Konnect API simulator, or real Konnect when KONNECT_TOKEN and KONNECT_SERVER_URL are set;
-  - the story: publish the Konnect operator, install it with an AppType, sync Konnect objects, undo an edit made
-    in Konnect, publish a version with replaces and watch the upgrade.
+  - the story: publish the Konnect operator (push its bundle image to <registry>/bundles/konnect-operator:<version>
+    and a File-Based Catalog image to <registry>/catalogs/alm:latest, which the image CatalogSource
+    alm-system/alm-catalog polls every 5s), install it with an AppType, sync Konnect objects, undo an edit made in
+    Konnect, publish a version with replaces (the next catalog image, same tag) and watch the upgrade.
 
 Then it stays up for kubectl (the kubeconfig is <state-dir>/kubeconfig) and prints a line "ready"; Ctrl-C stops
 everything and leaves no process behind.
@@ -95,11 +112,13 @@ func run() error {
 		fmt.Println("Stopping every process...")
 		env.Stop()
 	}()
+	fmt.Printf("[%6.1fs] Registry %s (plain HTTP on loopback) holds the images of bin/images; the node runner pulls alm.local/* from it\n",
+		time.Since(start).Seconds(), env.Registry.Host)
 	fmt.Printf("[%6.1fs] ALM is running (Deployment %s/%s, Available)\n", time.Since(start).Seconds(), localenv.ALMNamespace, localenv.ALMDeployment)
 	if err := tell(ctx, env, o); err != nil {
 		return err
 	}
-	printReady(env, root)
+	printReady(env, root, o.catalogImage == "" && !o.noDemo)
 	<-ctx.Done()
 	return nil
 }
@@ -116,6 +135,9 @@ func tell(ctx context.Context, env *localenv.Env, o options) error {
 		}
 		fmt.Printf("Serving the bundles in %s through CatalogSource %s/local\n", dir, localenv.ALMNamespace)
 	}
+	if o.catalogImage != "" {
+		return serveCatalogImage(ctx, story, o.catalogImage)
+	}
 	if o.noDemo {
 		return nil
 	}
@@ -126,11 +148,48 @@ func tell(ctx context.Context, env *localenv.Env, o options) error {
 	return nil
 }
 
-func printReady(env *localenv.Env, root string) {
+// serveCatalogImage creates the image CatalogSource catalog-image on ref and reports what it serves once it has
+// been read (or why it cannot be, which it keeps retrying).
+func serveCatalogImage(ctx context.Context, story *localenv.Story, ref string) error {
+	const name = "catalog-image"
+	if err := story.CreateImageCatalog(ctx, name, ref); err != nil {
+		return err
+	}
+	fmt.Printf("Serving the catalog image %s through CatalogSource %s/%s (no story: --catalog-image)\n", ref, localenv.ALMNamespace, name)
+	cs := &operatorsv1alpha1.CatalogSource{}
+	var ready *metav1.Condition
+	_ = localenv.Poll(ctx, 2*time.Minute, func() error {
+		if err := story.Env.Client.Get(ctx, types.NamespacedName{Namespace: localenv.ALMNamespace, Name: name}, cs); err != nil {
+			return err
+		}
+		if ready = apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady); ready == nil {
+			return fmt.Errorf("not read yet")
+		}
+		return nil
+	})
+	switch {
+	case ready == nil:
+		fmt.Printf("  not read yet; see: kubectl describe catsrc -n %s %s\n", localenv.ALMNamespace, name)
+	case ready.Status == metav1.ConditionTrue && cs.Status.Image != nil:
+		fmt.Printf("  serves %s: %d package(s), %d bundle(s); see: kubectl get catsrc -n %s -o wide\n",
+			cs.Status.Image.Digest, cs.Status.PackageCount, cs.Status.BundleCount, localenv.ALMNamespace)
+	default:
+		fmt.Printf("  Ready=%s %s: %s (retried on every poll)\n", ready.Status, ready.Reason, ready.Message)
+	}
+	return nil
+}
+
+func printReady(env *localenv.Env, root string, told bool) {
+	render := ""
+	if told {
+		render = fmt.Sprintf("\n  %s catalog render %s/%s:%s --insecure", filepath.Join(root, "bin", "almctl"), env.Registry.Host,
+			localenv.CatalogRepository, localenv.CatalogTag)
+	}
 	fmt.Printf(`
 The environment is up.
 
   kubeconfig:     %[1]s
+  registry:       %[7]s (plain HTTP; also in %[8]s)
   Konnect:        %[2]s (URL and token in %[3]s)
   process logs:   %[4]s
   cluster logs:   %[5]s
@@ -138,12 +197,14 @@ The environment is up.
 Try:
   export KUBECONFIG=%[1]s
   %[6]s get alm -A
+  %[6]s get catsrc -n alm-system -o wide%[9]s
   %[6]s get konnectgatewaycontrolplanes,kongservices,kongroutes,kongconsumers -A
 
 Press Ctrl-C to stop everything.
 ready
 `, env.Kubeconfig, env.KonnectURL, filepath.Join(env.StateDir, "konnect.env"), filepath.Join(env.StateDir, "noderunner", "pods"),
-		filepath.Join(env.StateDir, "kube.log"), filepath.Join(root, "bin", "kubectl"))
+		filepath.Join(env.StateDir, "kube.log"), filepath.Join(root, "bin", "kubectl"), env.Registry.Host,
+		filepath.Join(env.StateDir, "registry"), render)
 }
 
 func konnectName() string {
