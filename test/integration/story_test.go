@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/test/harness"
@@ -45,7 +46,8 @@ func startALM(t *testing.T, spec string) *harness.Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := loops.Options{Registry: registry.New(), Namespace: almNamespace, InstallTimeout: 20 * time.Second, CatalogResync: 2 * time.Second}
+	opts := loops.Options{Registry: registry.New(), Namespace: almNamespace, InstallTimeout: 20 * time.Second, CatalogResync: 2 * time.Second,
+		Bundles: loops.NewBundles(&image.BundleCache{Dir: t.TempDir()})}
 	return harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
 		for _, l := range selected {
 			if err := l.Setup(mgr, opts); err != nil {
