@@ -178,7 +178,7 @@ func newManager(o *options) (ctrl.Manager, error) {
 	}
 	o.loopOptions.Registry = registry.New()
 	// One bundle cache and one image client per CatalogSource, shared by every loop that pulls bundle images.
-	o.loopOptions.Bundles = loops.NewBundles(&image.BundleCache{Dir: o.bundleCacheDir, MaxEntries: o.bundleCacheSize})
+	o.loopOptions.Bundles = loops.NewBundles(&image.BundleCache{Dir: o.bundleCacheDir, MaxEntries: o.bundleCacheSize}, o.loopOptions.Namespace)
 	electionID := o.leaderElectionID
 	if electionID == "" {
 		electionID = "alm-" + strings.ReplaceAll(o.loops, ",", "-")

@@ -56,8 +56,9 @@ type Options struct {
 
 // NewBundles returns what the install, upgrade and requirements loops verify bundle content and pull bundle images
 // with: cache, and one image client per image CatalogSource (imagepull.Clients), for Options.Bundles.
-func NewBundles(cache *image.BundleCache) *bundlecontent.Source {
-	return &bundlecontent.Source{Cache: cache, Clients: &imagepull.Clients{}}
+// almNamespace is ALM's namespace, whose CatalogSources' pull options every namespace may use.
+func NewBundles(cache *image.BundleCache, almNamespace string) *bundlecontent.Source {
+	return &bundlecontent.Source{Cache: cache, Clients: &imagepull.Clients{}, Namespace: almNamespace}
 }
 
 // Loop is one of ALM's reconciliation loops.

@@ -47,7 +47,7 @@ func startALM(t *testing.T, spec string) *harness.Manager {
 		t.Fatal(err)
 	}
 	opts := loops.Options{Registry: registry.New(), Namespace: almNamespace, InstallTimeout: 20 * time.Second, CatalogResync: 2 * time.Second,
-		Bundles: loops.NewBundles(&image.BundleCache{Dir: t.TempDir()})}
+		Bundles: loops.NewBundles(&image.BundleCache{Dir: t.TempDir()}, almNamespace)}
 	return harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
 		for _, l := range selected {
 			if err := l.Setup(mgr, opts); err != nil {

@@ -89,6 +89,9 @@ func (c *Content) fill(ov *operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1
 type Source struct {
 	Cache   *image.BundleCache
 	Clients *imagepull.Clients
+	// Namespace is ALM's namespace, whose CatalogSources serve every namespace. An OperatorVersion may pull with
+	// the credentials of a CatalogSource in its own namespace or in this one, never another tenant's.
+	Namespace string
 
 	mu    sync.Mutex
 	memo  map[string]*Content

@@ -99,6 +99,11 @@ func (s *Source) verifyImage(ctx context.Context, r client.Reader, ov *operators
 		return nil, &Error{Reason: operatorsv1alpha1.ReasonBundleUnavailable,
 			Message: fmt.Sprintf("spec.source names no CatalogSource, whose pull options are needed to pull bundle image %s", ref)}
 	}
+	if src := ov.Spec.Source; src.Namespace != ov.Namespace && (s == nil || src.Namespace != s.Namespace) {
+		return nil, &Error{Reason: operatorsv1alpha1.ReasonInvalidSpec, Permanent: true,
+			Message: fmt.Sprintf("spec.source names CatalogSource %s/%s in another namespace: a version pulls its bundle image with the pull options of a CatalogSource in its own namespace or in ALM's",
+				src.Namespace, src.Name)}
+	}
 	cl, err := s.client(ctx, r, types.NamespacedName{Namespace: ov.Spec.Source.Namespace, Name: ov.Spec.Source.Name}, ref)
 	if err != nil {
 		return nil, err

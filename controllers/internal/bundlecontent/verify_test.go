@@ -10,10 +10,12 @@ import (
 	"github.com/operator-framework/api/pkg/lib/version"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/image"
+	"github.com/almproject/alm/controllers/internal/imagepull"
 )
 
 func embedded(t *testing.T) *operatorsv1alpha1.OperatorVersion {
@@ -172,5 +174,30 @@ func TestFillCopiesAndMemoIsBounded(t *testing.T) {
 	}
 	if len(s.memo) != memoSize || s.cached("0") != nil || s.cached(fmt.Sprint(memoSize+2)) == nil {
 		t.Fatalf("memo holds %d entries", len(s.memo))
+	}
+}
+
+// A version never pulls with the credentials of another tenant's CatalogSource: spec.source must be in its own
+// namespace or in ALM's. The refusal comes before anything is read.
+func TestVerifyRefusesAnotherNamespacesCatalogSource(t *testing.T) {
+	s := &Source{Cache: &image.BundleCache{Dir: t.TempDir()}, Clients: &imagepull.Clients{}, Namespace: "alm-system"}
+	scheme := runtime.NewScheme()
+	if err := operatorsv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		source string
+		refuse bool
+	}{{"team-b", true}, {"team-a", false}, {"alm-system", false}} {
+		ov := embedded(t)
+		ov.Namespace = "team-a"
+		ov.Spec.Bundle = &operatorsv1alpha1.BundleReference{Image: "registry.example/b@sha256:" + strings.Repeat("0", 64), Digest: "sha256:" + strings.Repeat("0", 64)}
+		ov.Spec.Source = &operatorsv1alpha1.CatalogReference{Namespace: tc.source, Name: "ops"}
+		empty := fake.NewClientBuilder().WithScheme(scheme).Build() // no CatalogSource: an allowed source is "not found"
+		res, err := s.Verify(t.Context(), empty, ov, false)
+		refused := err == nil && res.Err != nil && res.Err.Reason == operatorsv1alpha1.ReasonInvalidSpec && strings.Contains(res.Err.Message, "another namespace")
+		if refused != tc.refuse {
+			t.Errorf("spec.source in %s: result %+v, err %v; refused = %v, want %v", tc.source, res.Err, err, refused, tc.refuse)
+		}
 	}
 }
