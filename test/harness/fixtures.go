@@ -31,6 +31,17 @@ type Demo struct {
 	RequiredCRDs []string
 	// SkipRange is the olm.skipRange of the version (bundles only).
 	SkipRange string
+	// CRDGroup is the group of the owned CRD widgets.<group>; default <package>.example.com. Two packages with one
+	// CRDGroup own the same CRD.
+	CRDGroup string
+}
+
+// crdGroup is the group of d's owned CRD.
+func (d Demo) crdGroup() string {
+	if d.CRDGroup != "" {
+		return d.CRDGroup
+	}
+	return d.Package + ".example.com"
 }
 
 // OperatorVersion builds the OperatorVersion d describes.
@@ -53,9 +64,9 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 			},
 		},
 	}
-	crdName := "widgets." + d.Package + ".example.com"
+	crdName := "widgets." + d.crdGroup()
 	objects := []map[string]any{
-		CRD(d.Package+".example.com", "Widget", "widgets", d.CRDVersions...),
+		CRD(d.crdGroup(), "Widget", "widgets", d.CRDVersions...),
 		{"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": d.Package + "-metrics"},
 			"spec": map[string]any{"selector": labels, "ports": []any{map[string]any{"port": int64(8080)}}}},
 		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": d.Package + "-config"},
@@ -92,7 +103,7 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 						{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},
 					}}},
 					ClusterPermissions: []opv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: []rbacv1.PolicyRule{
-						{APIGroups: []string{d.Package + ".example.com"}, Resources: []string{"widgets"}, Verbs: []string{"*"}},
+						{APIGroups: []string{d.crdGroup()}, Resources: []string{"widgets"}, Verbs: []string{"*"}},
 					}}},
 				},
 			},

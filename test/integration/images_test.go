@@ -98,3 +98,36 @@ entries:
 	waitAppType(t, c, ns, "opmop", 90*time.Second, installed("1.0.0"))
 	verifiedFrom(t, c, ns, "opmop.v1.0.0", r.Ref("bundles/opmop"))
 }
+
+// Two packages of one catalog own the same CRD (real catalogs have such pairs): the catalog serves both, the first
+// one installed owns the CRD, and only installing the second fails, naming the package that owns it.
+func TestCRDOwnedByTwoPackages(t *testing.T) {
+	c := harness.Client(t, cp)
+	harness.RunKubelet(t, c, nil)
+	startALM(t, "all")
+	ns := harness.Namespace(t, c, "crd-twice")
+	catalogSource(t, c, ns, "ops")
+	group := strings.TrimPrefix(ns, "crd-twice-") + ".backup.example.com" // cluster-scoped: one per test run
+	dir := t.TempDir()
+	for _, pkg := range []string{"vbackup", "obackup"} {
+		harness.Publish(t, c, harness.WriteBundle(t, dir, harness.Demo{Package: pkg, Name: pkg + ".v1.0.0", Version: "1.0.0", CRDGroup: group}), "ops", ns)
+	}
+	cs := &operatorsv1alpha1.CatalogSource{}
+	harness.Eventually(t, 30*time.Second, func() error {
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "ops"}, cs); err != nil {
+			return err
+		}
+		if cs.Status.PackageCount != 2 || cs.Status.BundleCount != 2 || cs.Status.RejectedCount != 0 {
+			return fmt.Errorf("catalog serves %d packages, %d bundles, %d rejected; want 2, 2, 0", cs.Status.PackageCount, cs.Status.BundleCount, cs.Status.RejectedCount)
+		}
+		return nil
+	})
+	appType(t, c, ns, "vbackup")
+	waitAppType(t, c, ns, "vbackup", 60*time.Second, installed("1.0.0"))
+	appType(t, c, ns, "obackup")
+	ov := harness.WaitPhase(t, c, ns, "obackup.v1.0.0", operatorsv1alpha1.PhaseFailed, 60*time.Second)
+	if !strings.Contains(ov.Status.Message, "widgets."+group) || !strings.Contains(ov.Status.Message, "belongs to package vbackup") {
+		t.Errorf("obackup.v1.0.0 failed with %s: %q; want the CRD widgets.%s named as belonging to package vbackup", ov.Status.Reason, ov.Status.Message, group)
+	}
+	waitAppType(t, c, ns, "vbackup", 10*time.Second, installed("1.0.0"))
+}
