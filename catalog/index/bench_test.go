@@ -16,6 +16,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/model"
 
 	"github.com/almproject/alm/catalog/fbc"
+	"github.com/almproject/alm/test/corpus"
 )
 
 const (
@@ -62,28 +63,7 @@ func genCatalog(dir string, packages, versions int) error {
 		name := func(i int) string { return fmt.Sprintf("%s.v%s", pkg, ver(i)) }
 		var docs []any
 		docs = append(docs, declcfg.Package{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: "stable"})
-		stable := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: "stable"}
-		fast := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: "fast"}
-		for i := 0; i < versions; i++ {
-			e := declcfg.ChannelEntry{Name: name(i)}
-			if i > 0 {
-				e.Replaces = name(i - 1)
-			}
-			if i%5 == 0 && i > 0 {
-				e.SkipRange = fmt.Sprintf(">=1.%d.0 <1.%d.0", i/5-1, i/5)
-			}
-			if i%5 == 3 {
-				e.Replaces, e.Skips = name(i-2), []string{name(i - 1)}
-			}
-			stable.Entries = append(stable.Entries, e)
-			if i >= versions-5 {
-				fe := e
-				if i == versions-5 {
-					fe.Replaces, fe.Skips = "", nil
-				}
-				fast.Entries = append(fast.Entries, fe)
-			}
-		}
+		stable, fast := corpus.Channels(pkg, versions, name)
 		docs = append(docs, stable, fast)
 		for i := 0; i < versions; i++ {
 			props := []map[string]any{

@@ -21,10 +21,10 @@ import (
 
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/fbc"
-	"github.com/almproject/alm/catalog/internal/corpus"
+	"github.com/almproject/alm/test/corpus"
 )
 
-// The bundle-directory benchmark: a synthetic corpus of real-sized bundles (catalog/internal/corpus), loaded in one
+// The bundle-directory benchmark: a synthetic corpus of real-sized bundles (test/corpus), loaded in one
 // run by `almctl catalog render` (fbc.LoadDirWith + New + WriteCatalog), by the CatalogSource load (fbc.LoadDir +
 // New) and by operator-registry's render of bundle directories. Each load runs in its own process, so wall
 // time and peak RSS are what a user measures with /usr/bin/time.

@@ -13,6 +13,8 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"github.com/operator-framework/operator-registry/alpha/property"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/almproject/alm/test/corpus"
 )
 
 // The catalog of the image benchmarks: a File-Based Catalog of 500 packages x 20 versions as current opm writes one
@@ -59,42 +61,14 @@ func genImageCatalog(packages, versions int) declcfg.DeclarativeConfig {
 		icon := make([]byte, 8_000)
 		r.Read(icon)
 		cfg.Packages = append(cfg.Packages, declcfg.Package{Schema: declcfg.SchemaPackage, Name: pkg, DefaultChannel: "stable",
-			Description: words(r, 60), Icon: &declcfg.Icon{Data: icon, MediaType: "image/png"}})
-		stable, fast := imageBenchChannels(pkg, versions)
+			Description: corpus.Words(r, 60), Icon: &declcfg.Icon{Data: icon, MediaType: "image/png"}})
+		stable, fast := corpus.Channels(pkg, versions, func(i int) string { return pkg + ".v" + benchVersion(i) })
 		cfg.Channels = append(cfg.Channels, stable, fast)
 		for i, e := range stable.Entries {
 			cfg.Bundles = append(cfg.Bundles, imageBenchBundle(r, p, i, e))
 		}
 	}
 	return cfg
-}
-
-// imageBenchChannels are a package's stable and fast channels.
-func imageBenchChannels(pkg string, versions int) (declcfg.Channel, declcfg.Channel) {
-	name := func(i int) string { return pkg + ".v" + benchVersion(i) }
-	stable := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: "stable"}
-	fast := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: "fast"}
-	for i := 0; i < versions; i++ {
-		e := declcfg.ChannelEntry{Name: name(i)}
-		if i > 0 {
-			e.Replaces = name(i - 1)
-		}
-		if i%5 == 0 && i > 0 {
-			e.SkipRange = fmt.Sprintf(">=1.%d.0 <1.%d.0", i/5-1, i/5)
-		}
-		if i%5 == 3 {
-			e.Replaces, e.Skips = name(i-2), []string{name(i - 1)}
-		}
-		stable.Entries = append(stable.Entries, e)
-		if i >= versions-5 {
-			fe := e
-			if i == versions-5 {
-				fe.Replaces, fe.Skips = "", nil
-			}
-			fast.Entries = append(fast.Entries, fe)
-		}
-	}
-	return stable, fast
 }
 
 func benchVersion(i int) string { return fmt.Sprintf("1.%d.%d", i/5, i%5) }
@@ -137,7 +111,7 @@ func imageBenchCSVMetadata(r *rand.Rand, pkg, group, manager string, e declcfg.C
 	}
 	annotations := map[string]string{
 		"alm-examples": "[" + strings.Join(examples, ",") + "]", "capabilities": "Full Lifecycle", "categories": "Database,Storage",
-		"containerImage": manager, "createdAt": "2024-05-01T12:00:00Z", "description": words(r, 20),
+		"containerImage": manager, "createdAt": "2024-05-01T12:00:00Z", "description": corpus.Words(r, 20),
 		"repository": "https://example.com/" + pkg, "support": "Example", "operators.operatorframework.io/builder": "operator-sdk-v1.34.1",
 		"operators.operatorframework.io/project_layout": "go.kubebuilder.io/v4", "features.operators.openshift.io/disconnected": "true",
 	}
@@ -145,7 +119,7 @@ func imageBenchCSVMetadata(r *rand.Rand, pkg, group, manager string, e declcfg.C
 		annotations["olm.skipRange"] = e.SkipRange
 	}
 	return &property.CSVMetadata{Annotations: annotations, CustomResourceDefinitions: opv1alpha1.CustomResourceDefinitions{Owned: owned},
-		Description: "## About\n\n" + words(r, 250) + "\n\n## Features\n\n" + words(r, 150) + "\n\n## Prerequisites\n\n" + words(r, 40),
+		Description: "## About\n\n" + corpus.Words(r, 250) + "\n\n## Features\n\n" + corpus.Words(r, 150) + "\n\n## Prerequisites\n\n" + corpus.Words(r, 40),
 		DisplayName: strings.ToUpper(pkg[:1]) + pkg[1:] + " Operator",
 		InstallModes: []opv1alpha1.InstallMode{{Type: opv1alpha1.InstallModeTypeOwnNamespace, Supported: true},
 			{Type: opv1alpha1.InstallModeTypeSingleNamespace, Supported: true}, {Type: opv1alpha1.InstallModeTypeMultiNamespace},
@@ -161,28 +135,15 @@ func imageBenchCSVMetadata(r *rand.Rand, pkg, group, manager string, e declcfg.C
 // imageBenchCRD describes one owned CRD with spec and status descriptors, as a CSV's customresourcedefinitions.owned.
 func imageBenchCRD(r *rand.Rand, group, kind string) opv1alpha1.CRDDescription {
 	d := opv1alpha1.CRDDescription{Name: strings.ToLower(kind) + "s." + group, Version: "v1", Kind: kind, DisplayName: kind,
-		Description: words(r, 25), Resources: []opv1alpha1.APIResourceReference{{Name: "", Kind: "StatefulSet", Version: "v1"},
+		Description: corpus.Words(r, 25), Resources: []opv1alpha1.APIResourceReference{{Name: "", Kind: "StatefulSet", Version: "v1"},
 			{Kind: "Service", Version: "v1"}, {Kind: "Secret", Version: "v1"}}}
 	for _, f := range []string{"replicas", "version", "storage.size", "backup.enabled"} {
-		d.SpecDescriptors = append(d.SpecDescriptors, opv1alpha1.SpecDescriptor{Path: f, DisplayName: f, Description: words(r, 8),
+		d.SpecDescriptors = append(d.SpecDescriptors, opv1alpha1.SpecDescriptor{Path: f, DisplayName: f, Description: corpus.Words(r, 8),
 			XDescriptors: []string{"urn:alm:descriptor:com.tectonic.ui:fieldGroup:" + strings.Split(f, ".")[0]}})
 	}
 	for _, f := range []string{"phase", "conditions"} {
-		d.StatusDescriptors = append(d.StatusDescriptors, opv1alpha1.StatusDescriptor{Path: f, DisplayName: f, Description: words(r, 8),
+		d.StatusDescriptors = append(d.StatusDescriptors, opv1alpha1.StatusDescriptor{Path: f, DisplayName: f, Description: corpus.Words(r, 8),
 			XDescriptors: []string{"urn:alm:descriptor:io.kubernetes." + f}})
 	}
 	return d
-}
-
-var vocabulary = strings.Fields("the operator manages a cluster of replicas and reconciles its configuration with the desired " +
-	"state described in the spec field when set to true this enables backups to object storage using credentials from a secret " +
-	"in the same namespace defaults are applied by the admission webhook")
-
-// words is n words of the vocabulary, chosen by r.
-func words(r *rand.Rand, n int) string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = vocabulary[r.Intn(len(vocabulary))]
-	}
-	return strings.Join(out, " ")
 }

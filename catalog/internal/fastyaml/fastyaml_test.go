@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/almproject/alm/catalog/internal/corpus"
+	"github.com/almproject/alm/test/corpus"
 )
 
 // sameAsSlow checks that when the fast YAML reader accepts data, it yields exactly what the full parser yields.

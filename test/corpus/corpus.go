@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"sigs.k8s.io/yaml"
 )
 
@@ -53,7 +54,7 @@ func writeBundle(dir, pkg string, v, crds int, r *rand.Rand) error {
 		kind := fmt.Sprintf("Kind%d", c)
 		plural := strings.ToLower(kind) + "s"
 		files[fmt.Sprintf("manifests/%s.%s.crd.yaml", group, plural)] = crd(group, kind, plural, 50_000+r.Intn(150_000), r)
-		owned = append(owned, obj{"name": plural + "." + group, "version": "v1", "kind": kind, "displayName": kind, "description": words(r, 30)})
+		owned = append(owned, obj{"name": plural + "." + group, "version": "v1", "kind": kind, "displayName": kind, "description": Words(r, 30)})
 		examples = append(examples, fmt.Sprintf(`{"apiVersion":"%s/v1","kind":"%s","metadata":{"name":"example"},"spec":{"replicas":1,"config":{"level":"info"}}}`, group, kind))
 	}
 	files["manifests/"+pkg+".clusterserviceversion.yaml"] = csv(pkg, v, owned, "["+strings.Join(examples, ",")+"]", r)
@@ -85,7 +86,7 @@ func csv(pkg string, v int, owned []any, examples string, r *rand.Rand) obj {
 	r.Read(icon)
 	name := pkg + ".v" + version(v)
 	spec := obj{
-		"displayName": strings.ToUpper(pkg[:1]) + pkg[1:] + " Operator", "description": words(r, 900), "version": version(v),
+		"displayName": strings.ToUpper(pkg[:1]) + pkg[1:] + " Operator", "description": Words(r, 900), "version": version(v),
 		"minKubeVersion": "1.25.0", "maturity": "stable", "provider": obj{"name": "Example"}, "keywords": []any{"database", "example"},
 		"links":       []any{obj{"name": "Documentation", "url": "https://example.com/" + pkg}},
 		"maintainers": []any{obj{"name": "Maintainers", "email": "maintainers@example.com"}},
@@ -130,15 +131,15 @@ func crd(group, kind, plural string, size int, r *rand.Rand) obj {
 	for i := 0; budget > 0; i++ {
 		inner := obj{}
 		for j := 0; j < 8; j++ {
-			desc := words(r, 20+r.Intn(40))
+			desc := Words(r, 20+r.Intn(40))
 			inner[fmt.Sprintf("field%d", j)] = obj{"type": []string{"string", "integer", "boolean"}[j%3], "description": desc}
 			budget -= len(desc) + 60
 		}
-		props[fmt.Sprintf("section%d", i)] = obj{"type": "object", "description": words(r, 25), "properties": inner}
+		props[fmt.Sprintf("section%d", i)] = obj{"type": "object", "description": Words(r, 25), "properties": inner}
 	}
 	schema := obj{"type": "object", "properties": obj{
 		"apiVersion": obj{"type": "string"}, "kind": obj{"type": "string"}, "metadata": obj{"type": "object"},
-		"spec":   obj{"type": "object", "description": words(r, 30), "properties": props},
+		"spec":   obj{"type": "object", "description": Words(r, 30), "properties": props},
 		"status": obj{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
 	return obj{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
 		"metadata": obj{"name": plural + "." + group, "annotations": obj{"controller-gen.kubebuilder.io/version": "v0.16.0"}},
@@ -151,10 +152,40 @@ var vocabulary = strings.Fields("the operator manages a cluster of replicas and 
 	"state described in the spec field when set to true this enables backups to object storage using credentials from a secret " +
 	"in the same namespace defaults are applied by the admission webhook")
 
-func words(r *rand.Rand, n int) string {
+// Words is n words of an operator-description vocabulary, chosen by r: text of realistic size and shape.
+func Words(r *rand.Rand, n int) string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = vocabulary[r.Intn(len(vocabulary))]
 	}
 	return strings.Join(out, " ")
+}
+
+// Channels are a package's stable and fast channels of versions entries named by name(i), as real catalogs shape
+// them: a replaces chain, every fifth entry with a skipRange over the previous minor, every fifth+3 entry skipping
+// its predecessor; fast holds the last five.
+func Channels(pkg string, versions int, name func(i int) string) (declcfg.Channel, declcfg.Channel) {
+	stable := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: "stable"}
+	fast := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: pkg, Name: "fast"}
+	for i := 0; i < versions; i++ {
+		e := declcfg.ChannelEntry{Name: name(i)}
+		if i > 0 {
+			e.Replaces = name(i - 1)
+		}
+		if i%5 == 0 && i > 0 {
+			e.SkipRange = fmt.Sprintf(">=1.%d.0 <1.%d.0", i/5-1, i/5)
+		}
+		if i%5 == 3 {
+			e.Replaces, e.Skips = name(i-2), []string{name(i - 1)}
+		}
+		stable.Entries = append(stable.Entries, e)
+		if i >= versions-5 {
+			fe := e
+			if i == versions-5 {
+				fe.Replaces, fe.Skips = "", nil
+			}
+			fast.Entries = append(fast.Entries, fe)
+		}
+	}
+	return stable, fast
 }
