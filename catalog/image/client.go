@@ -114,6 +114,31 @@ func (c *Client) Digest(ctx context.Context, ref string) (string, error) {
 	return desc.Digest.String(), nil
 }
 
+// Check asks the registry, with this client's credentials, whether it serves ref's repository at digest: one HEAD
+// of the manifest by digest (a GET only if HEAD is not answered). Content cached by digest is shared by clients with
+// different credentials; Check is how a cache hit stays as private as the registry: content one catalog's
+// credentials pulled is served to another only if its credentials may pull it too.
+func (c *Client) Check(ctx context.Context, ref, digest string) error {
+	d, err := c.pinned(ref, digest)
+	if err != nil {
+		return err
+	}
+	desc, err := c.puller.Head(ctx, d)
+	if err != nil && headUnsupported(err) {
+		var full *remote.Descriptor
+		if full, err = c.puller.Get(ctx, d); err == nil {
+			desc = &full.Descriptor
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("image %s: %w", d, err)
+	}
+	if desc.Digest.String() != digest {
+		return &RefusedError{Image: d.String(), Rule: RuleDigest, Detail: fmt.Sprintf("the registry answered %s for %s", desc.Digest, digest)}
+	}
+	return nil
+}
+
 // headUnsupported reports whether a HEAD failed in a way a GET may not: the method is not allowed, or the
 // answer lacked the headers a digest is read from.
 func headUnsupported(err error) bool {

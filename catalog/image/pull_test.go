@@ -450,6 +450,16 @@ func TestPullErrorsClassified(t *testing.T) {
 	if cat, err := c.PullCatalog(ctx, ref, pushed); err != nil || len(cat.Files) != len(catalogFiles) {
 		t.Fatalf("PullCatalog over TLS with auth: %v", err)
 	}
+	// Check asks with the client's own credentials even for a digest reference: the credentials that pulled it
+	// are not the caller's.
+	pinned := reg.ref("catalogs/private@" + pushed)
+	if err := c.Check(ctx, pinned, pushed); err != nil {
+		t.Errorf("Check with the credentials: %v", err)
+	}
+	anonymous := newClient(t, Options{CABundle: ca})
+	if err := anonymous.Check(ctx, pinned, pushed); Reason(err) != ReasonUnauthorized {
+		t.Errorf("Check without credentials = %v (reason %s), want Unauthorized", err, Reason(err))
+	}
 	badKC, _ := KeychainFromDockerConfigJSON(dockerConfig(reg.host, "alm", "wrong"))
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedHost := strings.TrimPrefix(closed.URL, "http://")

@@ -102,12 +102,12 @@ type Source struct {
 // CatalogSource catalog, read through r (Secrets and ConfigMaps: use an API reader). It returns an *Error when the
 // bundle cannot be had, or another error when reading the CatalogSource failed.
 func (s *Source) Pull(ctx context.Context, r client.Reader, catalog types.NamespacedName, ref, digest string) (*Content, error) {
-	if c := s.cached(digest); c != nil {
-		return c, nil
-	}
 	cl, err := s.client(ctx, r, catalog, ref)
 	if err != nil {
 		return nil, err
+	}
+	if err := cl.Check(ctx, ref, digest); err != nil { // the cache serves only what these credentials may pull
+		return nil, pullError(ref, digest, err)
 	}
 	return s.load(ctx, cl, ref, digest)
 }

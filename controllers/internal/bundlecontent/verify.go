@@ -11,6 +11,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/image"
 )
 
 // Result is the outcome of Verify.
@@ -109,15 +110,34 @@ func (s *Source) verifyImage(ctx context.Context, r client.Reader, ov *operators
 		return nil, err
 	}
 	if !verifiedBefore {
-		got, err := cl.Digest(ctx, ref) // no request when ref pins a digest
-		if err != nil {
-			return nil, pullError(ref, want, err)
-		}
-		if e := tagMoved(ref, want, got); e != nil {
-			return nil, e
+		if err := checkAccess(ctx, cl, ref, want); err != nil {
+			return nil, err
 		}
 	}
 	return s.load(ctx, cl, ref, want)
+}
+
+// checkAccess asks the registry once, with the catalog's credentials, for what ref names: a tag's digest must still
+// be want (else the tag moved); a digest reference must be served at all. The shared cache is keyed by digest, so
+// this is what keeps it as private as the registry: a tenant cannot install another catalog's private bundle by
+// naming its digest.
+func checkAccess(ctx context.Context, cl *image.Client, ref, want string) error {
+	if r, err := name.ParseReference(ref); err == nil {
+		if _, pinned := r.(name.Digest); pinned {
+			if err := cl.Check(ctx, ref, want); err != nil {
+				return pullError(ref, want, err)
+			}
+			return nil
+		}
+	}
+	got, err := cl.Digest(ctx, ref)
+	if err != nil {
+		return pullError(ref, want, err)
+	}
+	if e := tagMoved(ref, want, got); e != nil {
+		return e
+	}
+	return nil
 }
 
 // tagMoved is the error of a bundle image reference that now names digest got instead of want.

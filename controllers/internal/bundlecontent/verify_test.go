@@ -1,14 +1,22 @@
 package bundlecontent
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/blang/semver/v4"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/operator-framework/api/pkg/lib/version"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -16,6 +24,7 @@ import (
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/internal/imagepull"
+	"github.com/almproject/alm/test/harness"
 )
 
 func embedded(t *testing.T) *operatorsv1alpha1.OperatorVersion {
@@ -199,5 +208,61 @@ func TestVerifyRefusesAnotherNamespacesCatalogSource(t *testing.T) {
 		if refused != tc.refuse {
 			t.Errorf("spec.source in %s: result %+v, err %v; refused = %v, want %v", tc.source, res.Err, err, refused, tc.refuse)
 		}
+	}
+}
+
+// The bundle cache is keyed by digest and shared by every CatalogSource, but a cache hit is served only to a
+// catalog whose own credentials may pull the digest: naming another catalog's private bundle gets Unauthorized.
+func TestCacheHitNeedsTheCatalogsOwnCredentials(t *testing.T) {
+	inner := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if u, p, ok := req.BasicAuth(); !ok || u != "alm" || p != "s3cret" {
+			w.Header().Set("WWW-Authenticate", `Basic realm="test"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	config := fmt.Sprintf(`{"auths":{%q:{"auth":%q}}}`, host, base64.StdEncoding.EncodeToString([]byte("alm:s3cret")))
+	kc, err := image.KeychainFromDockerConfigJSON([]byte(config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := harness.Demo{Namespace: "team-a", Package: "priv", Name: "priv.v1.0.0", Version: "1.0.0"}
+	img, err := image.BundleImage(harness.WriteBundle(t, t.TempDir(), d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest, err := image.Push(t.Context(), img, host+"/bundles/priv:1.0.0", image.Options{Insecure: true, Keychain: kc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := func(name string, secrets ...string) *operatorsv1alpha1.CatalogSource {
+		return &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
+			Spec: operatorsv1alpha1.CatalogSourceSpec{Image: &operatorsv1alpha1.ImageSource{Ref: host + "/catalog:1", Insecure: true, PullSecrets: secrets}}}
+	}
+	private, public := source("private", "pull"), source("public")
+	scheme := runtime.NewScheme()
+	if err := operatorsv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(private, public, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "pull"}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(config)}}).Build()
+	s := &Source{Cache: &image.BundleCache{Dir: t.TempDir()}, Clients: &imagepull.Clients{}, Namespace: "alm-system"}
+	ref := host + "/bundles/priv@" + digest
+
+	res, err := s.Verify(t.Context(), reader, harness.ImageOperatorVersion(d, ref, digest, private), false)
+	if err != nil || res.Err != nil || res.Content == nil {
+		t.Fatalf("with the pull Secret: %+v, %v; want the content", res.Err, err)
+	}
+	res, err = s.Verify(t.Context(), reader, harness.ImageOperatorVersion(d, ref, digest, public), false)
+	if err != nil || res.Content != nil || res.Err == nil || res.Err.Reason != operatorsv1alpha1.ReasonUnauthorized {
+		t.Fatalf("the same digest through a catalog without credentials: content %v, error %+v, %v; want Unauthorized and no content", res.Content != nil, res.Err, err)
 	}
 }
