@@ -54,7 +54,7 @@ func TestNeeds(t *testing.T) {
 					"; kubectl auth can-i list secrets -n t --as " + user + "; kubectl auth can-i list pods --subresource log -n t --as " + user}},
 		{name: "binding to a role ALM does not install: bind only",
 			objects: []*unstructured.Unstructured{obj("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "b", ref("ClusterRole", "cluster-admin"))},
-			want: []string{"", "ClusterRoleBinding b grants ClusterRole cluster-admin |  | kubectl auth can-i bind clusterroles.rbac.authorization.k8s.io/cluster-admin --as " + user}},
+			want:    []string{"", "ClusterRoleBinding b grants ClusterRole cluster-admin |  | kubectl auth can-i bind clusterroles.rbac.authorization.k8s.io/cluster-admin --as " + user}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
