@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -116,6 +117,14 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 		"How long an OperatorVersion may wait for its required CRDs and for its Deployments to become available before it is marked Failed.")
 	fs.StringVar(&o.loopOptions.Namespace, "namespace", "",
 		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: $POD_NAMESPACE, else the namespace ALM runs in (in-cluster), else alm-system.")
+	fs.BoolFunc("trust-all-namespaces", "Install OperatorVersions that name no ServiceAccount (AppType spec.serviceAccountName) with ALM's own permissions "+
+		"in every namespace (default true, ALM's behaviour for a cluster whose only tenants are its admins). false: only in ALM's namespace and in namespaces "+
+		"labelled operators.alm.dev/trusted-installs=true; elsewhere such an install is refused. Versions that name a ServiceAccount are always checked against it.",
+		func(v string) error {
+			trust, err := strconv.ParseBool(v)
+			o.loopOptions.TrustedNamespacesOnly = !trust
+			return err
+		})
 	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", catalogsource.DefaultResync,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
 	fs.StringVar(&o.bundleCacheDir, "bundle-cache-dir", filepath.Join(os.TempDir(), "alm-bundles"),

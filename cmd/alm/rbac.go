@@ -45,6 +45,13 @@ package main
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles,verbs=escalate;bind
 //
+// Tenancy (README "Trust model"): before applying anything for an OperatorVersion that names a ServiceAccount, the
+// installer asks the API server's authorizer, with SubjectAccessReviews, whether that ServiceAccount may create the
+// version's objects and grant its rules; for a version without one it reads the namespace's
+// operators.alm.dev/trusted-installs label (get only, never cached).
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+//
 // Events: every loop records Events on the objects it works on, in their namespaces (the events.k8s.io API of
 // client-go's event recorder; the core API for older recorders).
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

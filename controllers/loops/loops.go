@@ -18,6 +18,7 @@ import (
 	"github.com/almproject/alm/controllers/crdaccess"
 	"github.com/almproject/alm/controllers/gc"
 	"github.com/almproject/alm/controllers/install"
+	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/imagepull"
 	"github.com/almproject/alm/controllers/internal/installer"
@@ -52,6 +53,15 @@ type Options struct {
 	// on-disk cache, with the pull options of each image CatalogSource; the install, upgrade and requirements loops
 	// share it. nil: content in spec is verified, bundle images cannot be pulled.
 	Bundles *bundlecontent.Source
+	// TrustedNamespacesOnly: a version that names no ServiceAccount is installed with ALM's own permissions only in
+	// Namespace and in namespaces labelled operators.alm.dev/trusted-installs=true (the manager's
+	// --trust-all-namespaces=false). false: in every namespace.
+	TrustedNamespacesOnly bool
+}
+
+// accessPolicy is where the install and upgrade loops install versions without a ServiceAccount.
+func (o Options) accessPolicy() access.Policy {
+	return access.Policy{TrustAllNamespaces: !o.TrustedNamespacesOnly, Namespace: o.Namespace}
 }
 
 // NewBundles returns what the install, upgrade and requirements loops verify bundle content and pull bundle images
@@ -100,10 +110,14 @@ var All = []Loop{
 		return (&crdaccess.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	}},
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
-		return install.New(mgr, o.InstallTimeout, o.Bundles).SetupWithManager(mgr)
+		r := install.New(mgr, o.InstallTimeout, o.Bundles)
+		r.Installer.Access.Policy = o.accessPolicy()
+		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{installer.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
-		return upgrade.New(mgr, o.InstallTimeout, o.Bundles).SetupWithManager(mgr)
+		r := upgrade.New(mgr, o.InstallTimeout, o.Bundles)
+		r.Installer.Access.Policy = o.accessPolicy()
+		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{installer.Finalizer}},
 	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {
 		return gc.New(mgr).SetupWithManager(mgr)

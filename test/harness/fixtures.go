@@ -34,6 +34,11 @@ type Demo struct {
 	// CRDGroup is the group of the owned CRD widgets.<group>; default <package>.example.com. Two packages with one
 	// CRDGroup own the same CRD.
 	CRDGroup string
+	// Namespaced: the bundle has no CRD and no clusterPermissions, so a tenant holding permissions in its namespace
+	// only may install it (ClusterRules still add clusterPermissions).
+	Namespaced bool
+	// ClusterRules are clusterPermissions of the operator's ServiceAccount, instead of * on its widgets.
+	ClusterRules []rbacv1.PolicyRule
 }
 
 // crdGroup is the group of d's owned CRD.
@@ -72,6 +77,18 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 		{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": d.Package + "-config"},
 			"data": map[string]any{"version": d.Version}},
 	}
+	clusterRules := []rbacv1.PolicyRule{{APIGroups: []string{d.crdGroup()}, Resources: []string{"widgets"}, Verbs: []string{"*"}}}
+	owned := []opv1alpha1.CRDDescription{{Name: crdName, Version: "v1", Kind: "Widget"}}
+	if d.Namespaced {
+		objects, clusterRules, owned = objects[1:], nil, nil
+	}
+	if d.ClusterRules != nil {
+		clusterRules = d.ClusterRules
+	}
+	var clusterPermissions []opv1alpha1.StrategyDeploymentPermissions
+	if clusterRules != nil {
+		clusterPermissions = []opv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: clusterRules}}
+	}
 	objects = append(objects, d.ExtraObjects...)
 	raw := make([]runtime.RawExtension, 0, len(objects))
 	for _, o := range objects {
@@ -92,7 +109,7 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 			Version:     version.OperatorVersion{Version: semver.MustParse(d.Version)},
 			Replaces:    d.Replaces,
 			CustomResourceDefinitions: opv1alpha1.CustomResourceDefinitions{
-				Owned:    []opv1alpha1.CRDDescription{{Name: crdName, Version: "v1", Kind: "Widget"}},
+				Owned:    owned,
 				Required: required,
 			},
 			Install: opv1alpha1.NamedInstallStrategy{
@@ -102,9 +119,7 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 					Permissions: []opv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: []rbacv1.PolicyRule{
 						{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}},
 					}}},
-					ClusterPermissions: []opv1alpha1.StrategyDeploymentPermissions{{ServiceAccountName: sa, Rules: []rbacv1.PolicyRule{
-						{APIGroups: []string{d.crdGroup()}, Resources: []string{"widgets"}, Verbs: []string{"*"}},
-					}}},
+					ClusterPermissions: clusterPermissions,
 				},
 			},
 			Objects: raw,

@@ -39,8 +39,9 @@ func TestMain(m *testing.M) {
 	}, &cp))
 }
 
-// startALM runs the loops named by spec ("all", "catalog", "lifecycle", ...) in one manager.
-func startALM(t *testing.T, spec string) *harness.Manager {
+// startALM runs the loops named by spec ("all", "catalog", "lifecycle", ...) in one manager, with options as the
+// tests use them, changed by mutate.
+func startALM(t *testing.T, spec string, mutate ...func(*loops.Options)) *harness.Manager {
 	t.Helper()
 	selected, err := loops.Select(spec)
 	if err != nil {
@@ -48,6 +49,9 @@ func startALM(t *testing.T, spec string) *harness.Manager {
 	}
 	opts := loops.Options{Registry: registry.New(), Namespace: almNamespace, InstallTimeout: 20 * time.Second, CatalogResync: 2 * time.Second,
 		Bundles: loops.NewBundles(&image.BundleCache{Dir: t.TempDir()}, almNamespace)}
+	for _, m := range mutate {
+		m(&opts)
+	}
 	return harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
 		for _, l := range selected {
 			if err := l.Setup(mgr, opts); err != nil {

@@ -62,6 +62,18 @@ type AppTypeSpec struct {
 	// +optional
 	// +kubebuilder:validation:Pattern=`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`
 	ApprovedVersion string `json:"approvedVersion,omitempty"`
+
+	// serviceAccountName names a ServiceAccount in this AppType's namespace whose permissions bound what ALM installs
+	// for it: before anything is applied, ALM checks with SubjectAccessReviews that this ServiceAccount may create and
+	// update every object of the bundle and grant every RBAC rule it declares (holding the permission, or escalate
+	// and bind on roles), and refuses the install or upgrade otherwise, listing what is missing. Without it, ALM
+	// installs with its own permissions only in namespaces a cluster admin trusts (see the README's trust model).
+	// It may be changed: the versions created afterwards use the new name; an OperatorVersion keeps the name it was
+	// created with.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 }
 
 // Candidate is one bundle the resolver looked at, and why it was or was not chosen.

@@ -19,6 +19,9 @@ const (
 	// ConditionBundleVerified is True when an OperatorVersion's bundle content was read and its digest matches
 	// spec.bundle.digest; nothing is applied before it is.
 	ConditionBundleVerified = "BundleVerified"
+	// ConditionAuthorized is False when an OperatorVersion's install or upgrade was refused because the identity it
+	// acts for (spec.serviceAccountName, or ALM itself in a trusted namespace) may not create or grant what it needs.
+	ConditionAuthorized = "Authorized"
 )
 
 // Condition reasons.
@@ -72,4 +75,10 @@ const (
 	// ReasonCRDOwnedByAnotherPackage: a CRD this version owns is already owned in the cluster by another package's
 	// version (two packages of one catalog may both ship it; only one may install it).
 	ReasonCRDOwnedByAnotherPackage = "CRDOwnedByAnotherPackage"
+	// ReasonInstallRefused: the ServiceAccount the version installs as lacks permissions the install needs (the
+	// message lists each as a kubectl auth can-i line), or the version names none in a namespace that is not trusted
+	// for installs with ALM's own permissions. Nothing is applied; ALM retries, so granting the permission proceeds.
+	ReasonInstallRefused = "InstallRefused"
+	// ReasonAuthorized: the identity the version acts for may create and grant everything it installs.
+	ReasonAuthorized = "Authorized"
 )

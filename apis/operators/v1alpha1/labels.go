@@ -11,4 +11,8 @@ const (
 	LabelAppType = "operators.alm.dev/app-type"
 	// LabelCatalog marks a ConfigMap that holds a bundle of the named CatalogSource (see `almctl publish`).
 	LabelCatalog = "operators.alm.dev/catalog"
+	// LabelTrustedInstalls on a namespace, set to "true", lets ALM install versions that name no ServiceAccount
+	// there with its own permissions (when it runs with --trust-all-namespaces=false). Only cluster admins may be
+	// able to set it: RBAC must not give tenants update or patch on their namespaces.
+	LabelTrustedInstalls = "operators.alm.dev/trusted-installs"
 )

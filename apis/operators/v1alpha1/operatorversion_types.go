@@ -41,6 +41,7 @@ type CatalogReference struct {
 
 // OperatorVersionSpec is one version of one operator, as its bundle's ClusterServiceVersion describes it.
 // +kubebuilder:validation:XValidation:rule="has(self.install) || (has(self.bundle) && has(self.bundle.image))",message="install is required unless bundle.image names the bundle image to read it from"
+// +kubebuilder:validation:XValidation:rule="has(self.serviceAccountName) == has(oldSelf.serviceAccountName) && (!has(self.serviceAccountName) || self.serviceAccountName == oldSelf.serviceAccountName)",message="serviceAccountName is immutable; a new identity is a new OperatorVersion"
 type OperatorVersionSpec struct {
 	// packageName is the package (AppType) this version belongs to.
 	// +required
@@ -84,6 +85,15 @@ type OperatorVersionSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bundle is immutable; a new bundle is a new OperatorVersion"
 	Bundle *BundleReference `json:"bundle,omitempty"`
+
+	// serviceAccountName is the ServiceAccount in this namespace that ALM installs and upgrades this version as
+	// (copied from the AppType's spec.serviceAccountName): nothing is applied unless SubjectAccessReviews say it may
+	// create every object and grant every rule of the version. Empty: ALM's own permissions, only in a namespace a
+	// cluster admin trusts.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
 
 	// displayName is the operator's human-readable name.
 	// +optional

@@ -20,6 +20,9 @@ const (
 	// requeueBundle: the bundle image cannot be pulled yet (registry, CatalogSource or pull Secret); nothing watched
 	// says when that clears.
 	requeueBundle = 30 * time.Second
+	// requeueRefused: the identity the version installs as lacks a permission; nothing watched says when it is
+	// granted (RBAC objects are not watched).
+	requeueRefused = 30 * time.Second
 )
 
 // terminal reasons: retrying cannot help, a newer version has to fix the bundle.
@@ -49,6 +52,9 @@ type facts struct {
 	invalid string
 	// missing are the required CRDs that do not exist or are not established.
 	missing []string
+	// refused says why the identity the version installs as may not install its plan (access.Checker); nothing was
+	// applied. "" when it may, or was not asked.
+	refused string
 	// applied is the outcome of applying the plan; nil while it has not been applied in this step.
 	applied *applied
 }
@@ -153,6 +159,9 @@ func decideContent(f facts, phase operatorsv1alpha1.OperatorVersionPhase) verdic
 	}
 	met := condition(operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionTrue, operatorsv1alpha1.ReasonRequirementsMet,
 		"every required CRD is established")
+	if f.refused != "" {
+		return decideRefused(f, phase, met)
+	}
 	if f.applied == nil {
 		// Requirements met: apply in this very step. A version whose requirements were met goes from Pending (or
 		// nothing) straight to Installing or Succeeded, with one status write instead of one through InstallReady.
@@ -160,6 +169,23 @@ func decideContent(f facts, phase operatorsv1alpha1.OperatorVersionPhase) verdic
 	}
 	v := decideRollout(f, phase)
 	v.conditions = append([]metav1.Condition{met}, v.conditions...)
+	if apimeta.FindStatusCondition(f.status.Conditions, operatorsv1alpha1.ConditionAuthorized) != nil {
+		v.conditions = append(v.conditions, condition(operatorsv1alpha1.ConditionAuthorized, metav1.ConditionTrue,
+			operatorsv1alpha1.ReasonAuthorized, "the identity this version installs as may create and grant everything it installs"))
+	}
+	return v
+}
+
+// decideRefused is the decision when the identity the version installs as may not install its plan: nothing was
+// applied. A version that is not installed yet is Failed (an upgrade's old version keeps running: it is replaced
+// only by a Succeeded one); one that was Succeeded keeps running as it is, unchanged. Both look again, so granting the
+// permission lets the install proceed.
+func decideRefused(f facts, phase operatorsv1alpha1.OperatorVersionPhase, met metav1.Condition) verdict {
+	v := verdict{conditions: []metav1.Condition{met, condition(operatorsv1alpha1.ConditionAuthorized, metav1.ConditionFalse,
+		operatorsv1alpha1.ReasonInstallRefused, f.refused)}, requeueAfter: requeueRefused}
+	if phase != operatorsv1alpha1.PhaseSucceeded {
+		v.phase, v.reason, v.message = operatorsv1alpha1.PhaseFailed, operatorsv1alpha1.ReasonInstallRefused, f.refused
+	}
 	return v
 }
 

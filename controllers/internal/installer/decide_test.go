@@ -83,6 +83,16 @@ func TestDecide(t *testing.T) {
 			applied: &applied{notReady: []string{"Deployment op: 0 of 1"}}},
 			phase: operatorsv1alpha1.PhaseInstalling, reason: operatorsv1alpha1.ReasonDeploymentNotReady, requeue: requeueRollout,
 			conds: []string{"RequirementsMet=True", "Installed=True"}},
+		// Access (access.Checker): nothing is applied for an identity that may not install the plan; retried.
+		{name: "refused new version: Failed, retried, nothing applied", f: facts{status: status("", ""), refused: "missing: kubectl auth can-i get secrets"},
+			phase: operatorsv1alpha1.PhaseFailed, reason: operatorsv1alpha1.ReasonInstallRefused, message: "missing: kubectl auth can-i get secrets",
+			requeue: requeueRefused, conds: []string{"RequirementsMet=True", "Authorized=False"}},
+		{name: "refused re-apply of a Succeeded version: it keeps running as it is", f: facts{status: succeeded, refused: "missing"},
+			requeue: requeueRefused, conds: []string{"RequirementsMet=True", "Authorized=False"}},
+		{name: "refused, then granted: apply", f: facts{status: status(operatorsv1alpha1.PhaseFailed, operatorsv1alpha1.ReasonInstallRefused)}, apply: true},
+		{name: "refused, then granted and applied: Authorized again", f: facts{status: status(operatorsv1alpha1.PhaseFailed, operatorsv1alpha1.ReasonInstallRefused,
+			cond(operatorsv1alpha1.ConditionAuthorized, metav1.ConditionFalse, time.Minute)), now: now, timeout: timeout, applied: &applied{objects: 3}},
+			phase: operatorsv1alpha1.PhaseSucceeded, reason: operatorsv1alpha1.ReasonInstalled, conds: []string{"RequirementsMet=True", "Installed=True", "Authorized=True"}},
 		// Bundle verification (bundlecontent): nothing is applied from content that is not verified.
 		{name: "verified content: the condition comes first, then the install", f: facts{status: status(operatorsv1alpha1.PhaseInstallReady, ""), now: now, timeout: timeout,
 			bundle: verified, applied: &applied{objects: 3}},

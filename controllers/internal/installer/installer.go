@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/status"
 )
@@ -57,6 +58,10 @@ type Installer struct {
 	// Bundles verifies the bundle content against spec.bundle.digest and pulls bundle images; shared by the Install
 	// and Upgrade loops. nil: content in spec is verified, bundle images cannot be pulled.
 	Bundles *bundlecontent.Source
+	// Access checks, before anything is applied, that the identity a version installs as may create and grant
+	// everything in its plan (spec.serviceAccountName), or that ALM may install it with its own permissions there.
+	// nil: no check (unit tests).
+	Access *access.Checker
 }
 
 // Stale says whether ov, as read from the cache, does not show the installer's last write of it yet; the loop skips
@@ -69,7 +74,8 @@ func (in *Installer) Stale(ov *operatorsv1alpha1.OperatorVersion) bool {
 // bundles to verify and pull bundle content.
 func New(mgr ctrl.Manager, loop string, timeout time.Duration, bundles *bundlecontent.Source) *Installer {
 	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(),
-		Recorder: mgr.GetEventRecorder(loop), Timeout: timeout, Bundles: bundles}
+		Recorder: mgr.GetEventRecorder(loop), Timeout: timeout, Bundles: bundles,
+		Access: &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: access.Policy{TrustAllNamespaces: true}}}
 }
 
 // UseObjectCache makes the installer read the objects it applies from mgr's cache of ALM's objects (Objects).
@@ -132,8 +138,13 @@ func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVer
 	}
 	v := decide(f)
 	if v.apply {
-		if f.applied, err = in.apply(ctx, ov, content, plan, &st); err != nil {
+		if f.refused, err = in.authorize(ctx, ov, plan); err != nil {
 			return res, err
+		}
+		if f.refused == "" {
+			if f.applied, err = in.apply(ctx, ov, content, plan, &st); err != nil {
+				return res, err
+			}
 		}
 		v = decide(f)
 	}
@@ -160,6 +171,34 @@ func (in *Installer) content(ctx context.Context, ov *operatorsv1alpha1.Operator
 		f.bundle.reason, f.bundle.message, f.bundle.permanent = r.Err.Reason, r.Err.Message, r.Err.Permanent
 	}
 	return r.Content, nil
+}
+
+// authorize says why the identity ov installs as may not create or grant everything in plan (access.Checker), ""
+// when it may; it runs after the plan is built and before the first write. A refusal gets a Warning Event when its
+// message changes.
+func (in *Installer) authorize(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan) (string, error) {
+	if in.Access == nil {
+		return "", nil
+	}
+	refused, err := in.Access.Check(ctx, ov.Namespace, ov.Spec.ServiceAccountName, plan.All(), in.resource)
+	if err != nil {
+		return "", fmt.Errorf("OperatorVersion %s: checking spec.serviceAccountName %q: %w", klog.KObj(ov), ov.Spec.ServiceAccountName, err)
+	}
+	before := apimeta.FindStatusCondition(ov.Status.Conditions, operatorsv1alpha1.ConditionAuthorized)
+	if refused != "" && in.Recorder != nil && ov.Status.Phase == operatorsv1alpha1.PhaseSucceeded && (before == nil || before.Message != truncate(refused)) {
+		// A version that is not running gets the Failed Event; a running one keeps its phase and gets this one.
+		in.Recorder.Eventf(ov, nil, corev1.EventTypeWarning, operatorsv1alpha1.ReasonInstallRefused, "Install", "%s", eventNote(refused))
+	}
+	return refused, nil
+}
+
+// resource maps a kind to its resource name, for access reviews.
+func (in *Installer) resource(gvk schema.GroupVersionKind) (string, error) {
+	mapping, err := in.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return "", err
+	}
+	return mapping.Resource.Resource, nil
 }
 
 // plan builds content's plan and reads its required CRDs into f; an invalid strategy is a fact for decide.
@@ -404,7 +443,7 @@ func announced(from, to operatorsv1alpha1.OperatorVersionPhase) bool {
 
 func (in *Installer) fail(ov *operatorsv1alpha1.OperatorVersion, st *operatorsv1alpha1.OperatorVersionStatus, reason, msg string) {
 	if st.Phase != operatorsv1alpha1.PhaseFailed && in.Recorder != nil {
-		in.Recorder.Eventf(ov, nil, corev1.EventTypeWarning, reason, "Install", "Failed: %s", msg)
+		in.Recorder.Eventf(ov, nil, corev1.EventTypeWarning, reason, "Install", "%s", eventNote("Failed: "+msg))
 	}
 	st.Phase, st.Reason, st.Message = operatorsv1alpha1.PhaseFailed, reason, msg
 	setCondition(st, ov, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, reason, msg)
@@ -414,6 +453,15 @@ func setCondition(st *operatorsv1alpha1.OperatorVersionStatus, ov *operatorsv1al
 	apimeta.SetStatusCondition(&st.Conditions, metav1.Condition{
 		Type: t, Status: s, Reason: reason, Message: truncate(msg), ObservedGeneration: ov.Generation,
 	})
+}
+
+// eventNote fits msg into an Event's note (at most 1024 bytes), pointing to the status for the rest.
+func eventNote(msg string) string {
+	const limit, more = 1024, " ... (see the OperatorVersion's status)"
+	if len(msg) <= limit {
+		return msg
+	}
+	return msg[:limit-len(more)] + more
 }
 
 func truncate(s string) string {

@@ -89,7 +89,7 @@ func Installed(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.Opera
 
 // Create creates ov for at: owned by the AppType (deleting the AppType uninstalls), labelled with its package and
 // annotated with the operators.alm.dev/allow-* opt-ins of the AppType and of the CatalogSource it comes from
-// (ov.Spec.Source).
+// (ov.Spec.Source), and installed as the AppType's spec.serviceAccountName.
 // An OperatorVersion that already exists is left as it is.
 func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion) error {
 	if err := controllerutil.SetControllerReference(at, ov, c.Scheme()); err != nil {
@@ -99,6 +99,7 @@ func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType,
 		ov.Labels = map[string]string{}
 	}
 	ov.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(at.Spec.Package)
+	ov.Spec.ServiceAccountName = at.Spec.ServiceAccountName
 	optIns, err := OptIns(ctx, c, at, ov.Spec.Source)
 	if err != nil {
 		return err
