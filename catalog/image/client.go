@@ -6,7 +6,10 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"syscall"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -24,7 +27,11 @@ type Options struct {
 	// Insecure allows plain HTTP (meant for loopback registries). Loopback and RFC 1918 hosts are tried over
 	// HTTP after HTTPS even without it.
 	Insecure bool
-	// Transport replaces the HTTP transport (tests); CABundle is then ignored.
+	// DenyLoopback refuses to connect to a loopback or unspecified address (ALM's own host: its metrics and probe
+	// endpoints, sidecars), whatever name, redirect or DNS answer leads there. Set for catalogs of tenants: a
+	// CatalogSource's author chooses the hosts it names.
+	DenyLoopback bool
+	// Transport replaces the HTTP transport (tests); CABundle and DenyLoopback are then ignored.
 	Transport http.RoundTripper
 	// CatalogLimits and BundleLimits bound pulls; zero fields take DefaultCatalogLimits and DefaultBundleLimits.
 	CatalogLimits, BundleLimits Limits
@@ -44,7 +51,7 @@ type Client struct {
 func NewClient(opts Options) (*Client, error) {
 	rt := opts.Transport
 	if rt == nil {
-		t, err := transportFor(opts.CABundle)
+		t, err := transportFor(opts.CABundle, opts.DenyLoopback)
 		if err != nil {
 			return nil, err
 		}
@@ -68,13 +75,18 @@ func NewClient(opts Options) (*Client, error) {
 	return c, nil
 }
 
-// transportFor is the default transport, trusting the system roots plus the certificates of caBundle.
-func transportFor(caBundle []byte) (http.RoundTripper, error) {
+// transportFor is the default transport, trusting the system roots plus the certificates of caBundle, and with
+// denyLoopback never connecting to a loopback or unspecified address.
+func transportFor(caBundle []byte, denyLoopback bool) (http.RoundTripper, error) {
 	base, ok := remote.DefaultTransport.(*http.Transport)
 	if !ok {
 		return nil, errors.New("remote.DefaultTransport is not an *http.Transport")
 	}
 	t := base.Clone()
+	if denyLoopback {
+		// Checked on the address dialled, after name resolution: a host name that resolves to 127.0.0.1 is refused too.
+		t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: refuseLoopback}).DialContext
+	}
 	if len(caBundle) == 0 {
 		return t, nil
 	}
@@ -87,6 +99,19 @@ func transportFor(caBundle []byte) (http.RoundTripper, error) {
 	}
 	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	return t, nil
+}
+
+// refuseLoopback is a net.Dialer Control that refuses loopback and unspecified addresses.
+func refuseLoopback(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) {
+		return &RefusedError{Image: address, Rule: RuleLoopback,
+			Detail: "a registry on loopback is ALM's own host; only catalogs a cluster admin trusts may use one"}
+	}
+	return nil
 }
 
 // Digest returns the manifest digest ref names now, asking the registry with one HEAD of the manifest (a GET only

@@ -45,6 +45,9 @@ const (
 	RuleSQLite = "sqlite-index"
 	// RuleNoContent: the image has no files where its labels say the catalog or bundle is.
 	RuleNoContent = "no-content"
+	// RuleLoopback: a connection to a loopback address for a client with Options.DenyLoopback (Image is the
+	// address).
+	RuleLoopback = "loopback"
 )
 
 // Reasons classify pull errors for a status condition (see Reason).

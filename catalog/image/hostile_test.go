@@ -186,3 +186,30 @@ func (c *countReader) Read(p []byte) (int, error) {
 	c.n += n
 	return n, err
 }
+
+// TestDenyLoopback: a client for an untrusted catalog never connects to a loopback address, whether the reference
+// names 127.0.0.1 or a name that resolves there (localhost; the check is on the address dialled, so a redirect is
+// refused the same way); the same pull without DenyLoopback works.
+func TestDenyLoopback(t *testing.T) {
+	reg := newRegistry(t, false, nil)
+	img := catalogImage(t, map[string]string{"configs/p/catalog.yaml": "schema: olm.package\nname: p\n"})
+	digest := push(t, newClient(t, Options{}), img, reg.ref("catalogs/c:v1"))
+	_, port, _ := strings.Cut(reg.host, ":")
+	for _, ref := range []string{reg.ref("catalogs/c:v1"), "localhost:" + port + "/catalogs/c:v1"} {
+		reg.counts.reset()
+		deny := newClient(t, Options{DenyLoopback: true})
+		_, err := deny.PullCatalog(context.Background(), ref, digest)
+		if r := asRefused(t, err); r.Rule != RuleLoopback || Reason(err) != ReasonRefused {
+			t.Errorf("%s: refused by %s (%s), want %s", ref, r.Rule, Reason(err), RuleLoopback)
+		}
+		if n := reg.counts.get("ping") + reg.counts.get("manifest GET"); n != 0 {
+			t.Errorf("%s: the loopback registry got %d requests from a client that denies loopback", ref, n)
+		}
+		if _, err := newClient(t, Options{}).PullCatalog(context.Background(), ref, digest); err != nil {
+			t.Errorf("%s without DenyLoopback: %v", ref, err)
+		}
+		if reg.counts.get("manifest GET") == 0 {
+			t.Errorf("%s: the registry served no manifest: the allowed pull did not reach it", ref)
+		}
+	}
+}

@@ -6,7 +6,9 @@ package index
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/blang/semver/v4"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -279,10 +281,15 @@ func (ix *Index) BundleVersion(pkg string, v semver.Version) *bundle.Bundle {
 	return nil
 }
 
-// Owners returns the bundles that own (provide) the kind, from every catalog: highest priority catalog first, then
-// highest version first.
-func (ix *Index) Owners(gvk schema.GroupVersionKind) []*bundle.Bundle {
-	out := append([]*bundle.Bundle(nil), ix.owners[gvk]...)
+// Owners returns the bundles that own (provide) the kind, from the named catalogs (every catalog when none is
+// named): highest priority catalog first, then highest version first.
+func (ix *Index) Owners(gvk schema.GroupVersionKind, catalogs ...string) []*bundle.Bundle {
+	var out []*bundle.Bundle
+	for _, b := range ix.owners[gvk] {
+		if len(catalogs) == 0 || slices.Contains(catalogs, b.Catalog) {
+			out = append(out, b)
+		}
+	}
 	prio := map[string]int{}
 	for i, c := range ix.catalogs {
 		prio[c.Name] = i
@@ -338,10 +345,14 @@ func (ix *Index) UpgradesFrom(pkg string, v semver.Version, name string) []Edge 
 // CRD returns the CustomResourceDefinition that defines a kind, from the best bundle that owns it (highest-priority
 // catalog, highest version) and holds manifests, with that bundle. It is what the requirements loop creates for an
 // OperatorVersion that needs a kind no CRD serves yet. It returns bundle.ErrNoManifests when no owner holds manifests,
-// and ErrPackageNotFound when no bundle owns the kind.
-func (ix *Index) CRD(gvk schema.GroupVersionKind) (*apiextv1.CustomResourceDefinition, *bundle.Bundle, error) {
-	owners := ix.Owners(gvk)
+// and ErrPackageNotFound when no bundle owns the kind. Only the named catalogs are looked in (every catalog when none
+// is named).
+func (ix *Index) CRD(gvk schema.GroupVersionKind, catalogs ...string) (*apiextv1.CustomResourceDefinition, *bundle.Bundle, error) {
+	owners := ix.Owners(gvk, catalogs...)
 	if len(owners) == 0 {
+		if len(catalogs) > 0 {
+			return nil, nil, fmt.Errorf("%w: no bundle in %s owns %s", ErrPackageNotFound, strings.Join(catalogs, ", "), gvk)
+		}
 		return nil, nil, fmt.Errorf("%w: no bundle owns %s", ErrPackageNotFound, gvk)
 	}
 	for _, b := range owners {

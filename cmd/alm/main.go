@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,14 +116,11 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 		"How long an OperatorVersion may wait for its required CRDs and for its Deployments to become available before it is marked Failed.")
 	fs.StringVar(&o.loopOptions.Namespace, "namespace", "",
 		"ALM's own namespace: its CatalogSources serve AppTypes in every namespace. Default: $POD_NAMESPACE, else the namespace ALM runs in (in-cluster), else alm-system.")
-	fs.BoolFunc("trust-all-namespaces", "Install OperatorVersions that name no ServiceAccount (AppType spec.serviceAccountName) with ALM's own permissions "+
-		"in every namespace (default true, ALM's behaviour for a cluster whose only tenants are its admins). false: only in ALM's namespace and in namespaces "+
-		"labelled operators.alm.dev/trusted-installs=true; elsewhere such an install is refused. Versions that name a ServiceAccount are always checked against it.",
-		func(v string) error {
-			trust, err := strconv.ParseBool(v)
-			o.loopOptions.TrustedNamespacesOnly = !trust
-			return err
-		})
+	fs.BoolVar(&o.loopOptions.TrustAllNamespaces, "trust-all-namespaces", false,
+		"Install AppTypes that name no ServiceAccount (spec.serviceAccountName) with ALM's own permissions in every namespace, "+
+			"for a cluster whose only tenants are its admins. Default: only in ALM's namespace and in namespaces a cluster admin labelled "+
+			"operators.alm.dev/trusted-installs=true (only those may also use image registries on loopback); elsewhere such an install is "+
+			"refused with a condition that says how to proceed. Installs that name a ServiceAccount are always checked against it.")
 	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", catalogsource.DefaultResync,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
 	fs.StringVar(&o.bundleCacheDir, "bundle-cache-dir", filepath.Join(os.TempDir(), "alm-bundles"),

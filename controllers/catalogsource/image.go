@@ -2,6 +2,7 @@ package catalogsource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -52,6 +53,10 @@ type imageLoad struct {
 // that is not the one served is pulled and parsed, into new contents that replace the old ones whole.
 func (r *Reconciler) loadImage(ctx context.Context, cs *operatorsv1alpha1.CatalogSource) (*imageLoad, error) {
 	ic, err := r.images().For(ctx, r.Client, cs)
+	var refused *image.RefusedError
+	if errors.As(err, &refused) {
+		return nil, &pullError{reason: imagepull.Reason(err), err: fmt.Errorf("catalog image %s: %w", cs.Spec.Image.Ref, err)}
+	}
 	if err != nil {
 		return nil, err
 	}

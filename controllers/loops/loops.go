@@ -3,6 +3,7 @@
 package loops
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -53,15 +54,29 @@ type Options struct {
 	// on-disk cache, with the pull options of each image CatalogSource; the install, upgrade and requirements loops
 	// share it. nil: content in spec is verified, bundle images cannot be pulled.
 	Bundles *bundlecontent.Source
-	// TrustedNamespacesOnly: a version that names no ServiceAccount is installed with ALM's own permissions only in
-	// Namespace and in namespaces labelled operators.alm.dev/trusted-installs=true (the manager's
-	// --trust-all-namespaces=false). false: in every namespace.
-	TrustedNamespacesOnly bool
+	// TrustAllNamespaces: a version that names no ServiceAccount is installed with ALM's own permissions in every
+	// namespace (the manager's --trust-all-namespaces, for a cluster whose only tenants are its admins). false (the
+	// default): only in Namespace and in namespaces labelled operators.alm.dev/trusted-installs=true; the same
+	// namespaces may use image registries on loopback.
+	TrustAllNamespaces bool
 }
 
 // accessPolicy is where the install and upgrade loops install versions without a ServiceAccount.
 func (o Options) accessPolicy() access.Policy {
-	return access.Policy{TrustAllNamespaces: !o.TrustedNamespacesOnly, Namespace: o.Namespace}
+	return access.Policy{TrustAllNamespaces: o.TrustAllNamespaces, Namespace: o.Namespace}
+}
+
+// bundles is o.Bundles with its image clients told which namespaces are trusted (the same as for installs: a
+// cluster admin's namespaces may use registries on loopback), read with mgr's API reader. Every loop that pulls
+// calls it, so that any selection of loops in a process sets it.
+func (o Options) bundles(mgr ctrl.Manager) *bundlecontent.Source {
+	if o.Bundles != nil && o.Bundles.Clients != nil && o.Bundles.Clients.Trusted == nil {
+		policy, reader := o.accessPolicy(), mgr.GetAPIReader()
+		o.Bundles.Clients.Trusted = func(ctx context.Context, namespace string) (bool, error) {
+			return policy.Trusted(ctx, reader, namespace)
+		}
+	}
+	return o.Bundles
 }
 
 // NewBundles returns what the install, upgrade and requirements loops verify bundle content and pull bundle images
@@ -86,8 +101,8 @@ type Loop struct {
 var All = []Loop{
 	{Name: "catalogsource", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := &catalogsource.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Resync: o.CatalogResync}
-		if o.Bundles != nil {
-			r.Images = o.Bundles.Clients // one registry login per CatalogSource, for its catalog and its bundles
+		if b := o.bundles(mgr); b != nil {
+			r.Images = b.Clients // one registry login per CatalogSource, for its catalog and its bundles
 		}
 		return r.SetupWithManager(mgr)
 	}},
@@ -96,7 +111,8 @@ var All = []Loop{
 	}},
 	{Name: "requirements", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("requirements"),
-			Bundles: o.Bundles, Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
+			Bundles: o.bundles(mgr), Reader: mgr.GetAPIReader(), Namespace: o.Namespace,
+			Access: &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: o.accessPolicy()}}).SetupWithManager(mgr)
 	}},
 	{Name: "crd", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&crd.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("crd")}).SetupWithManager(mgr)
@@ -110,12 +126,12 @@ var All = []Loop{
 		return (&crdaccess.Reconciler{Client: mgr.GetClient()}).SetupWithManager(mgr)
 	}},
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
-		r := install.New(mgr, o.InstallTimeout, o.Bundles)
+		r := install.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Access.Policy = o.accessPolicy()
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{installer.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
-		r := upgrade.New(mgr, o.InstallTimeout, o.Bundles)
+		r := upgrade.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Access.Policy = o.accessPolicy()
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{installer.Finalizer}},

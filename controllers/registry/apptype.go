@@ -11,8 +11,14 @@ import (
 )
 
 // Request is the resolution an AppType asks for, restricted to the catalogs it may use. It fails when there is no
-// catalog to resolve from, with a message that says where ALM looked.
+// catalog to resolve from, with a message that says where ALM looked, and when spec.sourceNamespace names a
+// namespace other than the AppType's and ALM's (index.ErrInvalidRequest): another tenant's CatalogSource is that
+// tenant's content, pulled with that tenant's registry credentials.
 func (r *Registry) Request(at *operatorsv1alpha1.AppType, almNamespace string) (index.Request, error) {
+	if ns := at.Spec.SourceNamespace; ns != "" && ns != at.Namespace && ns != almNamespace {
+		return index.Request{}, fmt.Errorf("%w: spec.sourceNamespace %s: an AppType may use CatalogSources in its own namespace (%s) "+
+			"or in ALM's namespace (%s) only; ask an admin of %s to publish to one of those", index.ErrInvalidRequest, ns, at.Namespace, almNamespace, ns)
+	}
 	catalogs := r.Catalogs(at.Namespace, at.Spec.Source, at.Spec.SourceNamespace, almNamespace)
 	if len(catalogs) == 0 {
 		return index.Request{}, fmt.Errorf("no CatalogSource in namespace %s or in ALM's namespace %s; create one or set spec.source", at.Namespace, almNamespace)

@@ -2,6 +2,10 @@
 // that does not exist gets that CRD created from the catalog bundle that owns it (from the catalog's manifests, or
 // pulled from the bundle's image when the catalog lists only the image). The CRD is labelled with the providing
 // package and the namespace that needed it, so that the CRD loop installs the operator that owns it.
+//
+// Only the catalogs the version's namespace may resolve from are looked in (its own and ALM's): another tenant's
+// catalog never defines a cluster-wide kind for this one. The CRD is created only if the identity the version
+// installs as may create it (access.Checker: its spec.serviceAccountName, or ALM itself in a trusted namespace).
 package requirements
 
 import (
@@ -14,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -27,6 +33,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/index"
+	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/registry"
@@ -41,11 +48,20 @@ type Reconciler struct {
 	// Upgrade loops); Reader reads their CatalogSources' pull Secrets (an API reader; nil: Client).
 	Bundles *bundlecontent.Source
 	Reader  client.Reader
+	// Namespace is ALM's own namespace, whose CatalogSources serve every namespace.
+	Namespace string
+	// Access checks that the identity a version installs as may create the CRD; nil: not checked (tests of the
+	// catalog side only).
+	Access *access.Checker
 }
 
 // requeuePull is when a CRD whose bundle image could not be pulled is tried again: nothing watched says when the
 // registry or the pull Secret is fixed.
 const requeuePull = 30 * time.Second
+
+// requeueRefused is when a CRD the version's identity may not create is checked again: a grant or a namespace label
+// is not watched.
+const requeueRefused = 30 * time.Second
 
 // errPull: the bundle that owns a required CRD is only an image, and that image cannot be pulled (yet).
 var errPull = errors.New("its bundle image cannot be pulled")
@@ -60,6 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	ix := r.Registry.Index()
+	catalogs := r.Registry.Catalogs(ov.Namespace, "", "", r.Namespace)
 	var missing []string
 	res := ctrl.Result{}
 	for _, desc := range ov.Spec.CustomResourceDefinitions.Required {
@@ -72,7 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 		gvk := GVK(desc.Name, desc.Version, desc.Kind)
-		crd, owner, err := r.crd(ctx, ix, gvk)
+		crd, owner, err := r.crd(ctx, ix, gvk, catalogs)
 		if errors.Is(err, errPull) {
 			res.RequeueAfter = requeuePull
 		}
@@ -93,6 +110,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// operator installs and claims it.
 		crd.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(owner.Package)
 		crd.Labels[operatorsv1alpha1.LabelOwnerNamespace] = ov.Namespace
+		if refused, err := r.authorize(ctx, ov, crd); err != nil || refused != "" {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			r.Recorder.Eventf(ov, nil, corev1.EventTypeWarning, operatorsv1alpha1.ReasonInstallRefused, "CreateCRD",
+				"Required CRD %s (from bundle %s) was not created: %s", crd.Name, owner.Name, refused)
+			res.RequeueAfter = requeueRefused
+			continue
+		}
 		if err := r.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("creating CRD %s required by %s/%s: %w", crd.Name, ov.Namespace, ov.Name, err)
 		}
@@ -107,11 +133,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return res, nil
 }
 
-// crd returns the CRD of gvk and the catalog bundle that owns it: from the catalog's manifests, else from the
+// authorize says why the identity ov installs as may not create crd ("" when it may).
+func (r *Reconciler) authorize(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, crd *apiextensionsv1.CustomResourceDefinition) (string, error) {
+	if r.Access == nil {
+		return "", nil
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(crd)
+	if err != nil {
+		return "", err
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	why, err := r.Access.Check(ctx, ov.Namespace, ov.Spec.ServiceAccountName, []*unstructured.Unstructured{u},
+		func(schema.GroupVersionKind) (string, error) { return "customresourcedefinitions", nil })
+	if err != nil {
+		return "", fmt.Errorf("OperatorVersion %s/%s: checking who may create CRD %s: %w", ov.Namespace, ov.Name, crd.Name, err)
+	}
+	return why, nil
+}
+
+// crd returns the CRD of gvk and the catalog bundle that owns it, from catalogs: from the catalog's manifests, else from the
 // image of an owning bundle the catalog lists only as an image, pulled through the shared bundle cache with the pull
 // options of that bundle's CatalogSource. A pull that fails is errPull, naming the image and the cause.
-func (r *Reconciler) crd(ctx context.Context, ix *index.Index, gvk schema.GroupVersionKind) (*apiextensionsv1.CustomResourceDefinition, *bundle.Bundle, error) {
-	crd, owner, err := ix.CRD(gvk)
+func (r *Reconciler) crd(ctx context.Context, ix *index.Index, gvk schema.GroupVersionKind, catalogs []string) (*apiextensionsv1.CustomResourceDefinition, *bundle.Bundle, error) {
+	if len(catalogs) == 0 {
+		return nil, nil, fmt.Errorf("%w: no CatalogSource serves this namespace", index.ErrPackageNotFound)
+	}
+	crd, owner, err := ix.CRD(gvk, catalogs...)
 	if !errors.Is(err, bundle.ErrNoManifests) {
 		return crd, owner, err
 	}
@@ -120,7 +168,7 @@ func (r *Reconciler) crd(ctx context.Context, ix *index.Index, gvk schema.GroupV
 		reader = r.Client
 	}
 	var failures []string
-	for _, b := range ix.Owners(gvk) {
+	for _, b := range ix.Owners(gvk, catalogs...) {
 		if b.HasManifests() || b.Image == "" || b.ImageDigest == "" {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
@@ -66,6 +67,13 @@ func TestStory(t *testing.T) {
 	if !edited {
 		t.Fatal("the out-of-band edit needs the simulator")
 	}
+
+	// A team installs gateway-config in a namespace no cluster admin trusted, through its ServiceAccount.
+	begin = time.Now()
+	_, err = story.InstallAsTenant(ctx)
+	must(t, err)
+	figure(t, "tenant AppType with spec.serviceAccountName -> Succeeded", time.Since(begin))
+	assertTenantInstall(t, ctx, env)
 
 	// Upgrades by publishing: 1.1.0 replaces 1.0.0, then 1.2.0 replaces 1.1.0.
 	for _, version := range []string{"1.1.0", "1.2.0"} {
@@ -133,6 +141,31 @@ func assertPulledFromRegistry(t *testing.T, env *localenv.Env, version string) {
 	if bundles := localenv.BundleRepository + "/" + localenv.Package; !localenv.CatalogWithObjects && env.Registry.ManifestRequests(bundles) == 0 {
 		t.Errorf("the registry served no manifest of %s: ALM did not pull the bundle image", bundles)
 	}
+}
+
+// assertTenantInstall checks what ALM installed for the tenant: the operator's Role in the tenant's namespace, and
+// nothing cluster-wide, in a namespace that is not trusted.
+func assertTenantInstall(t *testing.T, ctx context.Context, env *localenv.Env) {
+	t.Helper()
+	namespace := &corev1.Namespace{}
+	must(t, env.Client.Get(ctx, types.NamespacedName{Name: localenv.TenantNamespace}, namespace))
+	if v, ok := namespace.Labels[operatorsv1alpha1.LabelTrustedInstalls]; ok {
+		t.Errorf("namespace %s is labelled %s=%s; the tenant's install must not rely on it", localenv.TenantNamespace, operatorsv1alpha1.LabelTrustedInstalls, v)
+	}
+	owned := client.MatchingLabels{operatorsv1alpha1.LabelOwnerNamespace: localenv.TenantNamespace}
+	roles := &rbacv1.RoleList{}
+	must(t, env.Client.List(ctx, roles, client.InNamespace(localenv.TenantNamespace), owned))
+	if len(roles.Items) == 0 {
+		t.Errorf("no Role installed for %s in %s", localenv.TenantPackage, localenv.TenantNamespace)
+	}
+	for _, list := range []client.ObjectList{&rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{}} {
+		must(t, env.Client.List(ctx, list, owned))
+		if n := apimeta.LenList(list); n != 0 {
+			t.Errorf("%T: %d cluster-wide objects installed for the tenant's namespace, want none", list, n)
+		}
+	}
+	t.Logf("%s %s installed in %s as ServiceAccount %s: %d Role(s), nothing cluster-wide", localenv.TenantPackage, localenv.TenantVersion,
+		localenv.TenantNamespace, localenv.TenantServiceAccount, len(roles.Items))
 }
 
 func must(t testing.TB, err error) {

@@ -136,10 +136,24 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 }
 
 // Namespace creates a fresh namespace for one test, named prefix-<random>, so that a test can run several times
-// against one control plane (go test -count=N).
+// against one control plane (go test -count=N). The test acts as a cluster admin, and trusts the namespace for
+// installs with ALM's own permissions (label operators.alm.dev/trusted-installs), as an admin does for the namespaces
+// it installs operators in; TenantNamespace is one it does not trust.
 func Namespace(t testing.TB, c client.Client, prefix string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	return createNamespace(t, c, prefix, map[string]string{operatorsv1alpha1.LabelTrustedInstalls: "true"})
+}
+
+// TenantNamespace creates a fresh namespace, named prefix-<random>, that a cluster admin has not trusted: an
+// AppType there installs only through a ServiceAccount it names (spec.serviceAccountName).
+func TenantNamespace(t testing.TB, c client.Client, prefix string) string {
+	t.Helper()
+	return createNamespace(t, c, prefix, nil)
+}
+
+func createNamespace(t testing.TB, c client.Client, prefix string, labels map[string]string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: labels}}
 	if err := c.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
 	}

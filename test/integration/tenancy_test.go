@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,19 +9,17 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/test/harness"
 )
-
-// trustedOnly runs ALM as a multi-tenant cluster would (--trust-all-namespaces=false).
-func trustedOnly(o *loops.Options) { o.TrustedNamespacesOnly = true }
 
 // tenantRules are what an admin lets a team do in its own namespace: the kinds of a namespaced bundle, and RBAC.
 var tenantRules = []rbacv1.PolicyRule{
@@ -95,8 +94,8 @@ func logYAML(t *testing.T, what string, v any) {
 func TestTenantEscalationIsRefused(t *testing.T) {
 	c := harness.Client(t, cp)
 	harness.RunKubelet(t, c, nil)
-	startALM(t, "all", trustedOnly)
-	ns := harness.Namespace(t, c, "tenant")
+	startALM(t, "all")
+	ns := harness.TenantNamespace(t, c, "tenant")
 	tenantServiceAccount(t, c, ns, "installer", tenantRules)
 	catalogSource(t, c, ns, "ops")
 	pkg := "secretreader"
@@ -137,8 +136,8 @@ func TestTenantEscalationIsRefused(t *testing.T) {
 func TestTenantInstallsAndUpgradesWithItsServiceAccount(t *testing.T) {
 	c := harness.Client(t, cp)
 	harness.RunKubelet(t, c, nil)
-	startALM(t, "all", trustedOnly)
-	ns := harness.Namespace(t, c, "tenant")
+	startALM(t, "all")
+	ns := harness.TenantNamespace(t, c, "tenant")
 	role := tenantServiceAccount(t, c, ns, "installer", tenantRules)
 	catalogSource(t, c, ns, "ops")
 	bundles, pkg := t.TempDir(), "tenantop"
@@ -190,8 +189,8 @@ func TestTenantInstallsAndUpgradesWithItsServiceAccount(t *testing.T) {
 func TestNoServiceAccountInstallsOnlyInTrustedNamespaces(t *testing.T) {
 	c := harness.Client(t, cp)
 	harness.RunKubelet(t, c, nil)
-	startALM(t, "all", trustedOnly)
-	ns := harness.Namespace(t, c, "untrusted")
+	startALM(t, "all")
+	ns := harness.TenantNamespace(t, c, "untrusted")
 	catalogSource(t, c, ns, "ops")
 	pkg := "plain"
 	harness.Publish(t, c, harness.WriteBundle(t, t.TempDir(), harness.Demo{Package: pkg, Name: pkg + ".v1.0.0", Version: "1.0.0"}), "ops", ns)
@@ -209,9 +208,149 @@ func TestNoServiceAccountInstallsOnlyInTrustedNamespaces(t *testing.T) {
 	if err := c.Get(t.Context(), client.ObjectKey{Name: ns}, namespace); err != nil {
 		t.Fatal(err)
 	}
-	namespace.Labels[operatorsv1alpha1.LabelTrustedInstalls] = "true"
+	namespace.Labels[operatorsv1alpha1.LabelTrustedInstalls] = "true" // what the refusal told the admin to do
 	if err := c.Update(t.Context(), namespace); err != nil {
 		t.Fatal(err)
 	}
 	waitAppType(t, c, ns, pkg, 90*time.Second, installed("1.0.0"))
+}
+
+// A required CRD is cluster-wide: the requirements loop takes it only from the catalogs the version's namespace
+// resolves from (never another tenant's, whose CRD could, say, convert through that tenant's webhook), and creates
+// it only if the version's ServiceAccount may create CRDs.
+func TestTenantRequiredCRDs(t *testing.T) {
+	c := harness.Client(t, cp)
+	harness.RunKubelet(t, c, nil)
+	startALM(t, "all")
+	bundles := t.TempDir()
+	// tenant's ServiceAccount may create CRDs (a cluster admin granted it); other's may not.
+	tenant, other, squatter := harness.TenantNamespace(t, c, "tenant-req"), harness.TenantNamespace(t, c, "other-req"), harness.TenantNamespace(t, c, "squatter")
+	for _, ns := range []string{tenant, other} {
+		tenantServiceAccount(t, c, ns, "installer", tenantRules)
+		catalogSource(t, c, ns, "ops")
+	}
+	grantCRDs(t, c, tenant, "installer")
+	wanted, refusedCRD := "widgets."+tenant+".example.com", "widgets."+other+".example.com"
+	catalogSource(t, c, squatter, "evil")
+	harness.Publish(t, c, harness.WriteBundle(t, bundles, harness.Demo{Package: "squat", Name: "squat.v1.0.0", Version: "1.0.0", CRDGroup: tenant + ".example.com"}), "evil", squatter)
+	for ns, crd := range map[string]string{tenant: wanted, other: refusedCRD} {
+		harness.Publish(t, c, harness.WriteBundle(t, bundles, harness.Demo{Package: "app", Name: "app.v1.0.0", Version: "1.0.0", Namespaced: true,
+			RequiredCRDs: []string{crd}}), "ops", ns)
+		appType(t, c, ns, "app", asServiceAccount("installer"))
+	}
+
+	// Only another tenant's catalog offers the kind tenant's version requires: it is not taken from there.
+	waitEvent(t, c, tenant, "app.v1.0.0", "RequiredCRDNotInCatalog", wanted, 60*time.Second)
+	assertNoCRD(t, c, wanted, "from another tenant's catalog")
+
+	// other's own catalog offers the kind its version requires, but its ServiceAccount may not create CRDs.
+	harness.Publish(t, c, harness.WriteBundle(t, bundles, harness.Demo{Package: "provider", Name: "provider.v1.0.0", Version: "1.0.0", CRDGroup: other + ".example.com"}), "ops", other)
+	user := "system:serviceaccount:" + other + ":installer"
+	waitEvent(t, c, other, "app.v1.0.0", operatorsv1alpha1.ReasonInstallRefused, "kubectl auth can-i create customresourcedefinitions.apiextensions.k8s.io --as "+user, 60*time.Second)
+	assertNoCRD(t, c, refusedCRD, "for a ServiceAccount that may not create CRDs")
+
+	// tenant's own catalog offers it: created from there, never from the squatter's.
+	harness.Publish(t, c, harness.WriteBundle(t, bundles, harness.Demo{Package: "provider", Name: "provider.v1.0.0", Version: "1.0.0", CRDGroup: tenant + ".example.com"}), "ops", tenant)
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	harness.Eventually(t, 90*time.Second, func() error { return c.Get(t.Context(), client.ObjectKey{Name: wanted}, crd) })
+	t.Cleanup(func() { _ = c.Delete(context.Background(), crd) })
+	if got := crd.Labels[operatorsv1alpha1.LabelAppType]; got != "provider" {
+		t.Errorf("CRD %s was created for package %q, want provider (from the tenant's own catalog)", wanted, got)
+	}
+	assertNoCRD(t, c, refusedCRD, "for a ServiceAccount that may not create CRDs")
+}
+
+// grantCRDs lets ServiceAccount ns/name create and update CRDs, as a cluster admin would.
+func grantCRDs(t *testing.T, c client.Client, ns, name string) {
+	t.Helper()
+	grant := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-crds"}, Rules: []rbacv1.PolicyRule{{APIGroups: []string{"apiextensions.k8s.io"},
+		Resources: []string{"customresourcedefinitions"}, Verbs: []string{"create", "update"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-crds"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: grant.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}}
+	for _, obj := range []client.Object{grant, binding} {
+		if err := c.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
+	}
+}
+
+// waitEvent waits until an Event about object ns/name has reason and a note containing text.
+func waitEvent(t *testing.T, c client.Client, ns, name, reason, text string, timeout time.Duration) {
+	t.Helper()
+	harness.Eventually(t, timeout, func() error {
+		list := &eventsv1.EventList{}
+		if err := c.List(t.Context(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		var seen []string
+		for _, e := range list.Items {
+			if e.Regarding.Name == name && e.Reason == reason && strings.Contains(e.Note, text) {
+				t.Logf("Event %s on %s: %s", reason, name, e.Note)
+				return nil
+			}
+			if e.Regarding.Name == name {
+				seen = append(seen, e.Reason+": "+e.Note)
+			}
+		}
+		return fmt.Errorf("no Event %s mentioning %q on %s/%s; seen %q", reason, text, ns, name, seen)
+	})
+}
+
+func assertNoCRD(t *testing.T, c client.Client, name, why string) {
+	t.Helper()
+	if err := c.Get(t.Context(), client.ObjectKey{Name: name}, &apiextensionsv1.CustomResourceDefinition{}); err == nil {
+		t.Fatalf("CRD %s was created %s", name, why)
+	}
+}
+
+// A registry on loopback is ALM's own host: a tenant's image CatalogSource may not point there (ALM would fetch from
+// its own endpoints for the tenant). It is refused without a request, and pulled once a cluster admin trusts the
+// namespace.
+func TestTenantImageCatalogOnLoopback(t *testing.T) {
+	c := harness.Client(t, cp)
+	startALM(t, "all")
+	ns := harness.TenantNamespace(t, c, "tenant-img")
+	r := harness.NewRegistry(t)
+	dir := t.TempDir()
+	harness.WriteBundle(t, dir, harness.Demo{Package: "imgop", Name: "imgop.v1.0.0", Version: "1.0.0"})
+	r.PushCatalog(t, map[string][]byte{"imgop/catalog.json": r.ImageCatalog(t, dir)}, "catalogs/ops:latest")
+	before, _ := r.Requests()
+	imageCatalog(t, c, r, ns, "ops", "catalogs/ops:latest")
+	cs := waitCatalogReady(t, c, ns, "ops", metav1.ConditionFalse, operatorsv1alpha1.ReasonImageRefused)
+	if msg := apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady).Message; !strings.Contains(msg, "on loopback") ||
+		!strings.Contains(msg, operatorsv1alpha1.LabelTrustedInstalls+"=true") {
+		t.Errorf("Ready message %q does not say the loopback registry is refused and how to trust the namespace", msg)
+	}
+	if after, _ := r.Requests(); after != before {
+		t.Errorf("the loopback registry served %d manifests to a tenant's CatalogSource, want none", after-before)
+	}
+
+	namespace := &corev1.Namespace{}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: ns}, namespace); err != nil {
+		t.Fatal(err)
+	}
+	namespace.Labels[operatorsv1alpha1.LabelTrustedInstalls] = "true"
+	if err := c.Update(t.Context(), namespace); err != nil {
+		t.Fatal(err)
+	}
+	waitCatalogReady(t, c, ns, "ops", metav1.ConditionTrue, "")
+}
+
+// waitCatalogReady waits until CatalogSource ns/name has Ready status (and reason, when given), and returns it.
+func waitCatalogReady(t *testing.T, c client.Client, ns, name string, status metav1.ConditionStatus, reason string) *operatorsv1alpha1.CatalogSource {
+	t.Helper()
+	cs := &operatorsv1alpha1.CatalogSource{}
+	harness.Eventually(t, 60*time.Second, func() error {
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, cs); err != nil {
+			return err
+		}
+		ready := apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady)
+		if ready == nil || ready.Status != status || reason != "" && ready.Reason != reason {
+			return fmt.Errorf("CatalogSource %s/%s Ready %+v, want %s %s", ns, name, ready, status, reason)
+		}
+		return nil
+	})
+	return cs
 }

@@ -157,9 +157,21 @@ func (s *Story) Publish(ctx context.Context, bundleDir string) (Published, error
 	return s.Catalog.Publish(ctx, bundleDir)
 }
 
-// DeclareAppType creates the AppType for pkg in namespace (creating the namespace).
+// TrustNamespace is what a cluster admin does once for a namespace it installs operators in: it creates the
+// namespace unless it exists and labels it operators.alm.dev/trusted-installs=true, so ALM installs there with its
+// own permissions.
+func (s *Story) TrustNamespace(ctx context.Context, name string) error {
+	if err := s.EnsureNamespace(ctx, name); err != nil {
+		return err
+	}
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"true"}}}`, operatorsv1alpha1.LabelTrustedInstalls)
+	return s.Env.Client.Patch(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, client.RawPatch(types.MergePatchType, []byte(patch)))
+}
+
+// DeclareAppType creates the AppType for pkg in namespace as a cluster admin: in a namespace it trusts
+// (TrustNamespace), with no ServiceAccount.
 func (s *Story) DeclareAppType(ctx context.Context, namespace, pkg string) error {
-	if err := s.EnsureNamespace(ctx, namespace); err != nil {
+	if err := s.TrustNamespace(ctx, namespace); err != nil {
 		return err
 	}
 	at := &operatorsv1alpha1.AppType{

@@ -27,12 +27,16 @@ func (s *Story) Tell(ctx context.Context) error {
 			"get catsrc -n " + ALMNamespace + " -o wide   (IMAGE and DIGEST columns)", func() (string, error) {
 				return s.publishFirst(ctx, filepath.Join(bundles, "1.0.0"))
 			}},
-		{"Declare an AppType konnect-operator in " + OperatorNamespace,
+		{"Declare an AppType konnect-operator in " + OperatorNamespace + ", as a cluster admin: the namespace is labelled " +
+			operatorsv1alpha1.LabelTrustedInstalls + "=true, so ALM installs there with its own permissions",
 			"get apptypes,operatorversions,deployments -n " + OperatorNamespace, func() (string, error) { return s.installOperator(ctx) }},
 		{"Declare Konnect objects in namespace " + DemoNamespace + ": auth (token in a Secret), control plane, service, route, consumer",
 			"get konnectapiauthconfigurations,konnectgatewaycontrolplanes,kongservices,kongroutes,kongconsumers -n " + DemoNamespace, func() (string, error) { return s.syncDemo(ctx) }},
 		{"Edit the service in Konnect (as in the Konnect UI): the operator puts the declared state back",
 			"get kongservices -n " + DemoNamespace + " -o wide", func() (string, error) { return s.undoEdit(ctx) }},
+		{"A team installs " + TenantPackage + " in its namespace " + TenantNamespace + ", which no cluster admin trusted: its AppType names " +
+			"the ServiceAccount " + TenantServiceAccount + " (spec.serviceAccountName), and ALM installs only what that ServiceAccount may create and grant",
+			"get apptypes,operatorversions,roles -n " + TenantNamespace, func() (string, error) { return s.InstallAsTenant(ctx) }},
 		{"Publish 1.1.0 (replaces konnect-operator.v1.0.0): push its bundle image and the next catalog image to the same tag; " +
 			"on the next poll ALM upgrades, hands the objects over and collects 1.0.0",
 			"get catsrc -n " + ALMNamespace + " -o wide; kubectl get operatorversions -n " + OperatorNamespace + "; kubectl get kongroutes -n " + DemoNamespace,

@@ -13,6 +13,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +31,20 @@ type Policy struct {
 	TrustAllNamespaces bool
 	// Namespace is ALM's own namespace, always trusted.
 	Namespace string
+}
+
+// Trusted says whether ALM acts with its own permissions in namespace: every namespace with TrustAllNamespaces,
+// else ALM's namespace and namespaces labelled operators.alm.dev/trusted-installs=true (read from r, the API server:
+// a label a cluster admin just set counts at once).
+func (p Policy) Trusted(ctx context.Context, r client.Reader, namespace string) (bool, error) {
+	if p.TrustAllNamespaces || namespace == p.Namespace {
+		return true, nil
+	}
+	ns := &corev1.Namespace{}
+	if err := r.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+		return false, fmt.Errorf("reading Namespace %s for label %s: %w", namespace, operatorsv1alpha1.LabelTrustedInstalls, err)
+	}
+	return ns.Labels[operatorsv1alpha1.LabelTrustedInstalls] == "true", nil
 }
 
 // Checker runs the checks of one install.
@@ -51,6 +66,9 @@ type Resource func(gvk schema.GroupVersionKind) (string, error)
 func (c *Checker) Check(ctx context.Context, namespace, serviceAccount string, objects []*unstructured.Unstructured, resource Resource) (string, error) {
 	if serviceAccount == "" {
 		return c.checkTrusted(ctx, namespace)
+	}
+	if why, err := c.checkServiceAccount(ctx, namespace, serviceAccount); why != "" || err != nil {
+		return why, err
 	}
 	needs, err := Needs(objects, resource)
 	if err != nil {
@@ -81,21 +99,30 @@ func (c *Checker) Check(ctx context.Context, namespace, serviceAccount string, o
 
 // checkTrusted says why ALM may not install with its own permissions in namespace; "" when it may.
 func (c *Checker) checkTrusted(ctx context.Context, namespace string) (string, error) {
-	if c.Policy.TrustAllNamespaces || namespace == c.Policy.Namespace {
-		return "", nil
-	}
-	ns := &corev1.Namespace{}
-	if err := c.Reader.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
-		return "", fmt.Errorf("reading Namespace %s for label %s: %w", namespace, operatorsv1alpha1.LabelTrustedInstalls, err)
-	}
-	if ns.Labels[operatorsv1alpha1.LabelTrustedInstalls] == "true" {
-		return "", nil
+	trusted, err := c.Policy.Trusted(ctx, c.Reader, namespace)
+	if trusted || err != nil {
+		return "", err
 	}
 	return fmt.Sprintf("namespace %s is not trusted for installs with ALM's own permissions, and the version names no "+
 		"ServiceAccount; nothing was applied. Either set spec.serviceAccountName on the AppType to a ServiceAccount "+
 		"in %s that holds the permissions the bundle needs (a new version is created with it), or a cluster admin "+
 		"trusts the namespace: kubectl label namespace %s %s=true (ALM retries)",
 		namespace, namespace, namespace, operatorsv1alpha1.LabelTrustedInstalls), nil
+}
+
+// checkServiceAccount says why the ServiceAccount a version names cannot act for it ("" when it can): it must
+// exist. Bindings may name a ServiceAccount that does not exist (yet), so the reviews alone would not say so.
+func (c *Checker) checkServiceAccount(ctx context.Context, namespace, name string) (string, error) {
+	err := c.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &corev1.ServiceAccount{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Sprintf("ServiceAccount %s/%s (spec.serviceAccountName) does not exist; nothing was applied. Create it "+
+			"and grant it the permissions the bundle needs (kubectl create serviceaccount %s -n %s), or correct the "+
+			"AppType's spec.serviceAccountName; ALM retries", namespace, name, name, namespace), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading ServiceAccount %s/%s (spec.serviceAccountName): %w", namespace, name, err)
+	}
+	return "", nil
 }
 
 // reviewer asks the authorizer whether user may make requests, each distinct request once per check.

@@ -24,7 +24,8 @@ func authorizer(allow func(authorizationv1.SubjectAccessReviewSpec) bool, count 
 	_ = clientgoscheme.AddToScheme(scheme)
 	trusted := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "trusted", Labels: map[string]string{operatorsv1alpha1.LabelTrustedInstalls: "true"}}}
 	other := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other", Labels: map[string]string{operatorsv1alpha1.LabelTrustedInstalls: "yes"}}}
-	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(trusted, other).WithInterceptorFuncs(interceptor.Funcs{
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "t", Name: "sa"}}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(trusted, other, sa).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
 				*count++
@@ -117,5 +118,24 @@ func TestCheckServiceAccount(t *testing.T) {
 				t.Errorf("%d SubjectAccessReviews; identical ones must be asked once", n)
 			}
 		})
+	}
+}
+
+// TestCheckMissingServiceAccount: a version that names a ServiceAccount that does not exist is refused before any
+// review (a binding may name a missing ServiceAccount, so the reviews could allow it), with how to fix it.
+func TestCheckMissingServiceAccount(t *testing.T) {
+	var n int
+	c := authorizer(func(authorizationv1.SubjectAccessReviewSpec) bool { return true }, &n)
+	why, err := (&Checker{Client: c, Reader: c}).Check(context.Background(), "t", "missing", []*unstructured.Unstructured{obj("v1", "ConfigMap", "t", "c", nil)}, plural)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ServiceAccount t/missing (spec.serviceAccountName) does not exist", "kubectl create serviceaccount missing -n t"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("refusal %q does not say %q", why, want)
+		}
+	}
+	if n != 0 {
+		t.Errorf("%d SubjectAccessReviews for a missing ServiceAccount, want 0", n)
 	}
 }

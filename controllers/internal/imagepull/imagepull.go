@@ -30,14 +30,24 @@ func (e *InvalidSpecError) Error() string { return e.Msg }
 
 // Options reads what cs's spec.image refers to (pull Secrets, CA bundle ConfigMap) in cs's namespace, and returns the
 // pull options and a fingerprint that changes when any of them does. A missing or wrong Secret or ConfigMap is an
-// error naming the field and the object.
-func Options(ctx context.Context, c client.Reader, cs *operatorsv1alpha1.CatalogSource) (image.Options, string, error) {
+// error naming the field and the object. Unless trusted (cs is in a namespace a cluster admin trusts), the options
+// never connect to loopback, where only ALM's own host answers.
+func Options(ctx context.Context, c client.Reader, cs *operatorsv1alpha1.CatalogSource, trusted bool) (image.Options, string, error) {
 	src := cs.Spec.Image
 	if src == nil {
 		return image.Options{}, "", &InvalidSpecError{Msg: "spec.image is not set"}
 	}
 	h := sha256.New()
-	opts := image.Options{}
+	opts := image.Options{DenyLoopback: !trusted}
+	if !trusted {
+		if host, loopback, err := OnLoopback(src.Ref); err == nil && loopback {
+			// Not an invalid spec: a cluster admin may trust the namespace, and the next poll then pulls.
+			return opts, "", &image.RefusedError{Image: src.Ref, Rule: image.RuleLoopback, Detail: fmt.Sprintf("spec.image.ref: the registry %s "+
+				"is on loopback, which is ALM's own host; only CatalogSources in ALM's namespace or in a namespace a cluster admin "+
+				"labelled %s=true may use it", host, operatorsv1alpha1.LabelTrustedInstalls)}
+		}
+		fmt.Fprintln(h, "deny-loopback")
+	}
 	if src.Insecure {
 		if err := checkLoopback(src.Ref); err != nil {
 			return opts, "", err
@@ -119,6 +129,10 @@ func OnLoopback(ref string) (string, bool, error) {
 // Clients keeps one image.Client per CatalogSource while its options are unchanged: a client keeps its registry
 // login, so an unchanged poll is a single request. Safe for concurrent use.
 type Clients struct {
+	// Trusted says whether CatalogSources in a namespace may use registries on loopback (access.Policy.Trusted);
+	// nil: every namespace may. Set before first use.
+	Trusted func(ctx context.Context, namespace string) (bool, error)
+
 	mu sync.Mutex
 	m  map[types.NamespacedName]entry
 }
@@ -130,7 +144,14 @@ type entry struct {
 
 // For returns the client for cs, creating it when cs's pull options changed.
 func (cl *Clients) For(ctx context.Context, c client.Reader, cs *operatorsv1alpha1.CatalogSource) (*image.Client, error) {
-	opts, fp, err := Options(ctx, c, cs)
+	trusted := true
+	if cl.Trusted != nil {
+		var err error
+		if trusted, err = cl.Trusted(ctx, cs.Namespace); err != nil {
+			return nil, err
+		}
+	}
+	opts, fp, err := Options(ctx, c, cs, trusted)
 	if err != nil {
 		return nil, err
 	}
