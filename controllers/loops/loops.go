@@ -21,8 +21,8 @@ import (
 	"github.com/almproject/alm/controllers/install"
 	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
+	"github.com/almproject/alm/controllers/internal/cleanup"
 	"github.com/almproject/alm/controllers/internal/imagepull"
-	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/controllers/requirements"
 	"github.com/almproject/alm/controllers/upgrade"
@@ -129,22 +129,22 @@ var All = []Loop{
 		r := install.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Access.Policy = o.accessPolicy()
 		return r.SetupWithManager(mgr)
-	}, AddsFinalizers: []string{installer.Finalizer}},
+	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := upgrade.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Access.Policy = o.accessPolicy()
 		return r.SetupWithManager(mgr)
-	}, AddsFinalizers: []string{installer.Finalizer}},
+	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {
 		return gc.New(mgr).SetupWithManager(mgr)
-	}, RemovesFinalizers: []string{installer.Finalizer}},
+	}},
 }
 
 // Usage explains the --loops flag.
 func Usage() string {
 	return fmt.Sprintf("Comma-separated loops to run: \"all\", a group (%q or %q) or loop names (%s). "+
 		"Run the catalog loops and the lifecycle loops in two managers to scale them apart. "+
-		"install and upgrade need gc, which removes the cleanup finalizer they add.",
+		"Each loop that adds a finalizer also removes it (install and upgrade: the cleanup finalizer), so any selection is safe.",
 		GroupCatalog, GroupLifecycle, strings.Join(Names(All), ", "))
 }
 

@@ -48,11 +48,18 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-// TestEverySelectionRemovesTheFinalizersItAdds tries every subset of the real loops: a selection Select accepts
-// never adds a finalizer it does not remove, and a refused one says which loop to add.
+// TestEverySelectionRemovesTheFinalizersItAdds tries every subset of the real loops: each loop that adds a
+// finalizer removes it too (the cleanup finalizer belongs to install and upgrade alone), so every selection is
+// accepted; TestDeletionUnderEveryLoopSelection (test/integration) deletes a version under each.
 func TestEverySelectionRemovesTheFinalizersItAdds(t *testing.T) {
 	names := Names(All)
-	accepted := 0
+	for _, l := range All {
+		for _, f := range l.AddsFinalizers {
+			if !slices.Contains(l.RemovesFinalizers, f) {
+				t.Errorf("loop %s adds finalizer %s and does not remove it: a selection without its remover would strand it", l.Name, f)
+			}
+		}
+	}
 	for mask := 0; mask < 1<<len(names); mask++ {
 		var spec []string
 		for i, n := range names {
@@ -60,27 +67,24 @@ func TestEverySelectionRemovesTheFinalizersItAdds(t *testing.T) {
 				spec = append(spec, n)
 			}
 		}
-		selected, err := Select(strings.Join(spec, ","))
-		if err != nil {
-			if !strings.Contains(err.Error(), "add gc to --loops") {
-				t.Errorf("Select(%v) refused without saying what to add: %v", spec, err)
-			}
-			continue
-		}
-		accepted++
-		// The facts, stated independently of Select: install and upgrade add the cleanup finalizer, gc removes it.
-		names := Names(selected)
-		if (slices.Contains(names, "install") || slices.Contains(names, "upgrade")) && !slices.Contains(names, "gc") {
-			t.Errorf("Select(%v) accepted without gc: deleted OperatorVersions would keep their cleanup finalizer", spec)
+		if _, err := Select(strings.Join(spec, ",")); err != nil {
+			t.Errorf("Select(%v): %v", spec, err)
 		}
 	}
-	for _, spec := range []string{"all", GroupCatalog, GroupLifecycle, "install,gc", "upgrade,gc"} {
-		if _, err := Select(spec); err != nil {
-			t.Errorf("Select(%q): %v", spec, err)
-		}
+}
+
+// TestSelectRefusesAStrandedFinalizer: the guard still holds for a loop whose finalizer another loop removes.
+func TestSelectRefusesAStrandedFinalizer(t *testing.T) {
+	saved := All
+	t.Cleanup(func() { All = saved })
+	All = []Loop{
+		{Name: "adder", Group: GroupLifecycle, AddsFinalizers: []string{"example.com/f"}},
+		{Name: "remover", Group: GroupLifecycle, RemovesFinalizers: []string{"example.com/f"}},
 	}
-	if _, err := Select("install,upgrade"); err == nil {
-		t.Error(`Select("install,upgrade") accepted: deleted OperatorVersions would keep their cleanup finalizer`)
+	if _, err := Select("adder"); err == nil || !strings.Contains(err.Error(), "add remover to --loops") {
+		t.Errorf(`Select("adder") = %v, want a refusal saying to add remover`, err)
 	}
-	t.Logf("%d of %d selections accepted", accepted, 1<<len(names))
+	if _, err := Select("adder,remover"); err != nil {
+		t.Errorf(`Select("adder,remover"): %v`, err)
+	}
 }

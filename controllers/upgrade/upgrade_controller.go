@@ -45,6 +45,10 @@ func New(mgr ctrl.Manager, timeout time.Duration, bundles *bundlecontent.Source)
 
 // Reconcile advances one replacing OperatorVersion.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if deleted, requeue, err := r.Installer.Finalize(ctx, req.NamespacedName); deleted || err != nil {
+		r.Installer.Writes.Forget(req.NamespacedName)
+		return ctrl.Result{RequeueAfter: requeue}, err
+	}
 	ov, all, err := versions.GetActive(ctx, r, req.NamespacedName)
 	if ov == nil {
 		r.Installer.Writes.Forget(req.NamespacedName)

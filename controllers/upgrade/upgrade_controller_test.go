@@ -26,6 +26,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/gc"
 	"github.com/almproject/alm/controllers/install"
+	"github.com/almproject/alm/controllers/internal/cleanup"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/upgrade"
@@ -241,7 +242,7 @@ func TestRestartsConverge(t *testing.T) {
 	// Point 1: the install has added its cleanup finalizer, nothing applied yet.
 	point := harness.NewCrashPoint(func(obj client.Object, sub string) bool {
 		ov, ok := obj.(*operatorsv1alpha1.OperatorVersion)
-		return ok && sub == "" && ov.Namespace == ns && ov.Name == "demo.v1.0.0" && slices.Contains(ov.Finalizers, installer.Finalizer)
+		return ok && sub == "" && ov.Namespace == ns && ov.Name == "demo.v1.0.0" && slices.Contains(ov.Finalizers, cleanup.Finalizer)
 	})
 	mgr := harness.StartManager(t, cp, lifecycle, point.Option())
 	v1 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v1.0.0", Version: "1.0.0", ExtraObjects: []map[string]any{onlyIn("only-v1")}}.OperatorVersion()

@@ -26,12 +26,10 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
+	"github.com/almproject/alm/controllers/internal/cleanup"
 	"github.com/almproject/alm/controllers/internal/status"
 )
 
-// Finalizer lets ALM delete an OperatorVersion's cluster-scoped objects (ClusterRoles, ClusterRoleBindings,
-// PriorityClasses), which Kubernetes garbage collection cannot tie to a namespaced owner. CRDs are never deleted.
-const Finalizer = "operators.alm.dev/cleanup"
 
 // DefaultTimeout is how long an install may take to become Succeeded before it is marked Failed.
 const DefaultTimeout = 5 * time.Minute
@@ -58,6 +56,8 @@ type Installer struct {
 	// Bundles verifies the bundle content against spec.bundle.digest and pulls bundle images; shared by the Install
 	// and Upgrade loops. nil: content in spec is verified, bundle images cannot be pulled.
 	Bundles *bundlecontent.Source
+	// Cleanup runs the cleanup finalizer of deleted versions (Finalize); nil: not run (unit tests).
+	Cleanup *cleanup.Cleaner
 	// Access checks, before anything is applied, that the identity a version installs as may create and grant
 	// everything in its plan (spec.serviceAccountName), or that ALM may install it with its own permissions there.
 	// nil: no check (unit tests).
@@ -75,6 +75,7 @@ func (in *Installer) Stale(ov *operatorsv1alpha1.OperatorVersion) bool {
 func New(mgr ctrl.Manager, loop string, timeout time.Duration, bundles *bundlecontent.Source) *Installer {
 	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(),
 		Recorder: mgr.GetEventRecorder(loop), Timeout: timeout, Bundles: bundles,
+		Cleanup: &cleanup.Cleaner{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper()},
 		Access: &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: access.Policy{TrustAllNamespaces: true}}}
 }
 
@@ -85,7 +86,20 @@ func (in *Installer) UseObjectCache(mgr ctrl.Manager) error {
 		return fmt.Errorf("creating the cache of ALM's objects: %w", err)
 	}
 	in.Objects = objects
+	if in.Cleanup != nil {
+		in.Cleanup.Objects = objects
+	}
 	return nil
+}
+
+// Finalize runs the cleanup finalizer of OperatorVersion key when it is being deleted (cleanup.Cleaner.Finalize)
+// and says whether it was, and when to look again. The Install and Upgrade loops call it first, so either one
+// removes the finalizer it adds.
+func (in *Installer) Finalize(ctx context.Context, key client.ObjectKey) (bool, time.Duration, error) {
+	if in.Cleanup == nil {
+		return false, 0, nil
+	}
+	return in.Cleanup.Finalize(ctx, key)
 }
 
 func (in *Installer) objects() client.Reader {
@@ -396,12 +410,12 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 }
 
 func (in *Installer) ensureFinalizer(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) error {
-	if controllerutil.ContainsFinalizer(ov, Finalizer) {
+	if controllerutil.ContainsFinalizer(ov, cleanup.Finalizer) {
 		return nil
 	}
 	before := ov.ResourceVersion
 	patch := client.MergeFrom(ov.DeepCopy())
-	controllerutil.AddFinalizer(ov, Finalizer)
+	controllerutil.AddFinalizer(ov, cleanup.Finalizer)
 	if err := in.Client.Patch(ctx, ov, patch); err != nil {
 		return err
 	}
