@@ -30,7 +30,6 @@ import (
 	"github.com/almproject/alm/controllers/internal/status"
 )
 
-
 // DefaultTimeout is how long an install may take to become Succeeded before it is marked Failed.
 const DefaultTimeout = 5 * time.Minute
 
@@ -76,7 +75,7 @@ func New(mgr ctrl.Manager, loop string, timeout time.Duration, bundles *bundleco
 	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(),
 		Recorder: mgr.GetEventRecorder(loop), Timeout: timeout, Bundles: bundles,
 		Cleanup: &cleanup.Cleaner{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper()},
-		Access: &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: access.Policy{TrustAllNamespaces: true}}}
+		Access:  &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: access.Policy{TrustAllNamespaces: true}}}
 }
 
 // UseObjectCache makes the installer read the objects it applies from mgr's cache of ALM's objects (Objects).
