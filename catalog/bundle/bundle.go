@@ -52,6 +52,9 @@ type Bundle struct {
 	Provides []schema.GroupVersionKind
 	// Requires are the kinds it needs from other bundles (required CRDs; olm.gvk.required properties).
 	Requires []schema.GroupVersionKind
+	// RequiresPackages are the packages it depends on (olm.package.required properties; olm.package entries of
+	// metadata/dependencies.yaml).
+	RequiresPackages []PackageRequirement
 	// Image is the bundle image as the catalog names it (a File-Based Catalog's olm.bundle image), or "".
 	Image string
 	// ImageDigest is the bundle image's manifest digest: the digest Image pins, or the one its tag pointed at when the
@@ -126,7 +129,7 @@ type Metadata struct {
 // when Manifests is called (none: the catalog installs it from its bundle image, b.Image).
 func FromFBC(b Bundle, objects [][]byte) *Bundle {
 	return &Bundle{Name: b.Name, Package: b.Package, Version: b.Version, Catalog: b.Catalog, Path: b.Path,
-		Provides: b.Provides, Requires: b.Requires, Image: b.Image, ImageDigest: b.ImageDigest, Metadata: b.Metadata,
+		Provides: b.Provides, Requires: b.Requires, RequiresPackages: b.RequiresPackages, Image: b.Image, ImageDigest: b.ImageDigest, Metadata: b.Metadata,
 		objects: objects}
 }
 
@@ -210,10 +213,31 @@ func (b *Bundle) operatorVersion(namespace string) *almv1alpha1.OperatorVersion 
 		TypeMeta:   metav1.TypeMeta{APIVersion: almv1alpha1.GroupVersion.String(), Kind: "OperatorVersion"},
 		ObjectMeta: metav1.ObjectMeta{Name: b.Name, Namespace: namespace},
 		Spec: almv1alpha1.OperatorVersionSpec{
-			PackageName: b.Package,
-			Version:     version.OperatorVersion{Version: b.Version},
+			PackageName:      b.Package,
+			Version:          version.OperatorVersion{Version: b.Version},
+			RequiredPackages: b.requiredPackages(),
 		},
 	}
+}
+
+// requiredPackages is RequiresPackages as an OperatorVersion lists them: one entry per package, the ranges of a
+// package named twice joined (both must hold).
+func (b *Bundle) requiredPackages() []almv1alpha1.RequiredPackage {
+	var out []almv1alpha1.RequiredPackage
+	index := map[string]int{}
+	for _, r := range b.RequiresPackages {
+		i, seen := index[r.Package]
+		switch {
+		case !seen:
+			index[r.Package] = len(out)
+			out = append(out, almv1alpha1.RequiredPackage{Name: r.Package, VersionRange: r.Range})
+		case r.Range != "" && out[i].VersionRange != "":
+			out[i].VersionRange += " " + r.Range
+		case r.Range != "":
+			out[i].VersionRange = r.Range
+		}
+	}
+	return out
 }
 
 // specObjects are spec.objects: the CRDs, then the other objects, as the bundle ships them (without status).

@@ -100,8 +100,14 @@ func loadBundle(dir, shown string, keep bool) (*Bundle, []Problem) {
 	if HasErrors(problems) {
 		return nil, problems
 	}
+	pkgs, more := readDependencies(dir, func(rel string) string { return filepath.Join(shown, rel) })
+	problems = append(problems, withBundle(more, src.ann.PackageName, pb.csv.Name)...)
+	if HasErrors(problems) {
+		return nil, problems
+	}
 	m := pb.manifests()
 	b := bundleFromManifests(m, src.ann.PackageName, pb.version, shown)
+	b.RequiresPackages = pkgs
 	b.channels = splitList(src.ann.Channels)
 	b.defaultChannel = src.ann.DefaultChannelName
 	b.minKubeVersion = pb.csv.Spec.MinKubeVersion

@@ -189,6 +189,7 @@ const (
 	propPackage     = "olm.package"
 	propGVK         = "olm.gvk"
 	propGVKRequired = "olm.gvk.required"
+	propPkgRequired = "olm.package.required"
 	propObject      = "olm.bundle.object"
 	propCSVMetadata = "olm.csv.metadata"
 )
@@ -289,6 +290,22 @@ func bundleFromDoc(d *fbcDoc, path string, opts LoadOptions) (*bundle.Bundle, *b
 			} else {
 				b.Requires = append(b.Requires, gvk)
 			}
+		case propPkgRequired:
+			var r struct {
+				PackageName  string `json:"packageName"`
+				VersionRange string `json:"versionRange"`
+			}
+			if err := json.Unmarshal(p.Value, &r); err != nil {
+				return fail(bundle.RuleMalformedFBC, "", "bundle %s: %s property: %v", d.Name, p.Type, err)
+			}
+			if r.PackageName == "" {
+				return fail(bundle.RuleInvalidDependency, "name the package: value.packageName", "bundle %s: %s without a packageName", d.Name, p.Type)
+			}
+			if err := bundle.CheckRange(r.VersionRange); err != nil {
+				return fail(bundle.RuleInvalidDependency, "value.versionRange is a semver range such as >=1.2.0 <2.0.0",
+					"bundle %s: %s %s: %v", d.Name, p.Type, r.PackageName, err)
+			}
+			b.RequiresPackages = append(b.RequiresPackages, bundle.PackageRequirement{Package: r.PackageName, Range: r.VersionRange})
 		case propObject:
 			var o struct {
 				Data []byte `json:"data"`

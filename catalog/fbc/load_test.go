@@ -35,6 +35,12 @@ func TestLoadFBC(t *testing.T) {
 		{name: "package without name", in: `{"schema":"olm.package"}`, rule: bundle.RuleMalformedFBC},
 		{name: "channel without package", in: `{"schema":"olm.channel","name":"s"}`, rule: bundle.RuleMalformedFBC},
 		{name: "kubernetes object", in: "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n", rule: bundle.RuleIgnoredDocument},
+		{name: "package dependency", in: strings.Replace(cattest.BundleDoc("p", "1.0.0"), `"properties":[`,
+			`"properties":[{"type":"olm.package.required","value":{"packageName":"etcd","versionRange":">=0.9.0 <1.0.0"}},`, 1), bundles: 1},
+		{name: "package dependency with a bad range", in: strings.Replace(cattest.BundleDoc("p", "1.0.0"), `"properties":[`,
+			`"properties":[{"type":"olm.package.required","value":{"packageName":"etcd","versionRange":"> = one"}},`, 1), rule: bundle.RuleInvalidDependency},
+		{name: "package dependency without a package", in: strings.Replace(cattest.BundleDoc("p", "1.0.0"), `"properties":[`,
+			`"properties":[{"type":"olm.package.required","value":{"versionRange":">=1.0.0"}},`, 1), rule: bundle.RuleInvalidDependency},
 		{name: "bad property value", in: `{"schema":"olm.bundle","name":"p.v1","package":"p","properties":[{"type":"olm.gvk","value":"nope"}]}`, rule: bundle.RuleMalformedFBC},
 	}
 	for _, tt := range tests {
@@ -46,6 +52,11 @@ func TestLoadFBC(t *testing.T) {
 			}
 			if tt.rule == "" && len(c.Problems) > 0 {
 				t.Errorf("unexpected problems %v", c.Problems)
+			}
+			for _, b := range c.Bundles {
+				if strings.Contains(tt.name, "dependency") && (len(b.RequiresPackages) != 1 || b.RequiresPackages[0] != (bundle.PackageRequirement{Package: "etcd", Range: ">=0.9.0 <1.0.0"})) {
+					t.Errorf("RequiresPackages %v, want etcd >=0.9.0 <1.0.0", b.RequiresPackages)
+				}
 			}
 			if tt.rule != "" && (len(c.Problems) != 1 || c.Problems[0].Rule != tt.rule || c.Problems[0].Path != "f.json") {
 				t.Errorf("want one %s problem on f.json, got %v", tt.rule, c.Problems)

@@ -242,6 +242,9 @@ func renderBundleParts(b *bundle.Bundle, opts RenderOptions) (declcfg.Bundle, []
 	for _, g := range b.Requires {
 		db.Properties = append(db.Properties, property.MustBuildGVKRequired(g.Group, g.Version, g.Kind))
 	}
+	for _, r := range b.RequiresPackages {
+		db.Properties = append(db.Properties, property.MustBuildPackageRequired(r.Package, r.Range))
+	}
 	if opts.OmitObjects && db.Image == "" {
 		return db, nil, fmt.Errorf("bundle %s (%s): no bundle image to render it with and its objects are left out: "+
 			"push it as a bundle image and name it in RenderOptions.Images, or keep its objects", b.Name, b.Path)

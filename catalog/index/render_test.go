@@ -125,3 +125,29 @@ func TestWriteCatalogRefusesChangedFiles(t *testing.T) {
 		t.Errorf("err = %v, want %s changed on disk", err, csv)
 	}
 }
+
+// TestRenderPackageDependencies: a bundle directory's metadata/dependencies.yaml is rendered as an
+// olm.package.required property, which loads back as the same requirement.
+func TestRenderPackageDependencies(t *testing.T) {
+	dir := cattest.CopyDir(t, "../testdata/etcd")
+	cattest.WriteFile(t, filepath.Join(dir, "0.9.4", "metadata", "dependencies.yaml"),
+		"dependencies:\n- type: olm.package\n  value: {packageName: prometheus, version: \">=0.27.0\"}\n")
+	c, err := fbc.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := New(Catalog{Name: "etcd", Contents: c}).WriteCatalog("", "json", &buf); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(buf.String(), `"olm.package.required"`) != 1 {
+		t.Errorf("rendered catalog has %d olm.package.required properties, want 1", strings.Count(buf.String(), `"olm.package.required"`))
+	}
+	back := fbc.Load(&buf, "rendered.json")
+	for _, b := range back.Bundles {
+		want := b.Name == "etcdoperator.v0.9.4"
+		if got := len(b.RequiresPackages) == 1 && b.RequiresPackages[0].Package == "prometheus" && b.RequiresPackages[0].Range == ">=0.27.0"; got != want {
+			t.Errorf("%s loaded back with RequiresPackages %v", b.Name, b.RequiresPackages)
+		}
+	}
+}

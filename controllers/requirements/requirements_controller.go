@@ -75,6 +75,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !Pending(ov) {
 		return ctrl.Result{}, nil
 	}
+	if err := r.declareDependencies(ctx, ov); err != nil {
+		return ctrl.Result{}, err
+	}
 	ix := r.Registry.Index()
 	catalogs := r.Registry.Catalogs(ov.Namespace, "", "", r.Namespace)
 	var missing []string
@@ -194,12 +197,13 @@ func (r *Reconciler) crd(ctx context.Context, ix *index.Index, gvk schema.GroupV
 	return nil, nil, err
 }
 
-// Pending says whether ov is still waiting for its requirements (or failed waiting: a catalog may still provide
+// Pending says whether ov is still waiting for its requirements (required CRDs, required packages) (or failed waiting: a catalog may still provide
 // them, and the install then proceeds).
 func Pending(ov *operatorsv1alpha1.OperatorVersion) bool {
 	waiting := ov.Status.Phase == "" || ov.Status.Phase == operatorsv1alpha1.PhasePending ||
 		ov.Status.Phase == operatorsv1alpha1.PhaseFailed && ov.Status.Reason == operatorsv1alpha1.ReasonRequirementMissing
-	return ov.DeletionTimestamp.IsZero() && len(ov.Spec.CustomResourceDefinitions.Required) > 0 && waiting
+	requires := len(ov.Spec.CustomResourceDefinitions.Required) > 0 || len(ov.Spec.RequiredPackages) > 0
+	return ov.DeletionTimestamp.IsZero() && requires && waiting
 }
 
 // GVK is the kind a CRD description names: the group is the CRD name after its plural.

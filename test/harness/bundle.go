@@ -70,6 +70,13 @@ func WriteBundle(t testing.TB, root string, d Demo) string {
 		"operators.operatorframework.io.bundle.channel.default.v1": "stable",
 	}}
 	writeYAML(t, filepath.Join(dir, "metadata", "annotations.yaml"), annotations)
+	if len(d.DependsOn) > 0 {
+		var deps []any
+		for _, r := range d.DependsOn {
+			deps = append(deps, map[string]any{"type": "olm.package", "value": map[string]string{"packageName": r.Name, "version": r.VersionRange}})
+		}
+		writeYAML(t, filepath.Join(dir, "metadata", "dependencies.yaml"), map[string]any{"dependencies": deps})
+	}
 	return dir
 }
 

@@ -39,6 +39,9 @@ type Demo struct {
 	Namespaced bool
 	// ClusterRules are clusterPermissions of the operator's ServiceAccount, instead of * on its widgets.
 	ClusterRules []rbacv1.PolicyRule
+	// DependsOn are the packages the bundle depends on (metadata/dependencies.yaml, olm.package entries; bundles
+	// only).
+	DependsOn []operatorsv1alpha1.RequiredPackage
 }
 
 // crdGroup is the group of d's owned CRD.

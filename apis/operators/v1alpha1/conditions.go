@@ -38,6 +38,8 @@ const (
 	ReasonUpToDate           = "UpToDate"
 	ReasonRequirementsMet    = "RequirementsMet"
 	ReasonRequirementMissing = "RequirementMissing"
+	// ReasonDependencyCycle: the packages a version requires require its own package back (spec.requiredPackages).
+	ReasonDependencyCycle    = "DependencyCycle"
 	ReasonCRDUnsafe          = "CRDUpdateUnsafe"
 	ReasonInvalidStrategy    = "InvalidInstallStrategy"
 	ReasonDeploymentNotReady = "DeploymentNotAvailable"

@@ -39,6 +39,18 @@ type CatalogReference struct {
 	Namespace string `json:"namespace"`
 }
 
+// RequiredPackage is a package a version depends on, and the versions of it that satisfy the dependency.
+type RequiredPackage struct {
+	// name is the package name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// versionRange is a semver range (e.g. ">=1.2.0 <2.0.0"); empty: any version.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	VersionRange string `json:"versionRange,omitempty"`
+}
+
 // OperatorVersionSpec is one version of one operator, as its bundle's ClusterServiceVersion describes it.
 // +kubebuilder:validation:XValidation:rule="has(self.install) || (has(self.bundle) && has(self.bundle.image))",message="install is required unless bundle.image names the bundle image to read it from"
 // +kubebuilder:validation:XValidation:rule="has(self.serviceAccountName) == has(oldSelf.serviceAccountName) && (!has(self.serviceAccountName) || self.serviceAccountName == oldSelf.serviceAccountName)",message="serviceAccountName is immutable; a new identity is a new OperatorVersion"
@@ -102,6 +114,15 @@ type OperatorVersionSpec struct {
 	// customresourcedefinitions lists the CRDs this version owns and requires, as in a ClusterServiceVersion.
 	// +optional
 	CustomResourceDefinitions opv1alpha1.CustomResourceDefinitions `json:"customresourcedefinitions,omitempty"`
+
+	// requiredPackages are the packages this version depends on (the bundle's olm.package.required properties, or
+	// olm.package entries of its metadata/dependencies.yaml): it stays Pending until a version of each, in its range,
+	// has Succeeded in this namespace. The requirements loop declares an AppType for each one missing.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	RequiredPackages []RequiredPackage `json:"requiredPackages,omitempty"`
 
 	// install is the install strategy, as in a ClusterServiceVersion: {strategy: deployment, spec: {deployments,
 	// permissions, clusterPermissions}}. Its schema is not repeated here (the bundle validators check it); ALM

@@ -52,6 +52,10 @@ type facts struct {
 	invalid string
 	// missing are the required CRDs that do not exist or are not established.
 	missing []string
+	// dependencies are the required packages not met yet, each with its state; cycle is the chain of packages when
+	// they require this version's own package back.
+	dependencies []string
+	cycle        string
 	// refused says why the identity the version installs as may not install its plan (access.Checker); nothing was
 	// applied. "" when it may, or was not asked.
 	refused string
@@ -147,8 +151,21 @@ func decideContent(f facts, phase operatorsv1alpha1.OperatorVersionPhase) verdic
 	switch {
 	case f.invalid != "":
 		return failed(operatorsv1alpha1.ReasonInvalidStrategy, f.invalid)
-	case len(f.missing) > 0:
-		msg := "waiting for required CRDs: " + strings.Join(f.missing, ", ")
+	case f.cycle != "":
+		msg := "dependency cycle: " + f.cycle + "; waiting cannot resolve it: a version of one of these packages must drop the " +
+			"dependency (unmet: " + strings.Join(f.dependencies, "; ") + ")"
+		return verdict{conditions: []metav1.Condition{condition(operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionFalse,
+			operatorsv1alpha1.ReasonDependencyCycle, msg)}, reason: operatorsv1alpha1.ReasonDependencyCycle, message: msg,
+			phase: operatorsv1alpha1.PhaseFailed, requeueAfter: requeueRequirements}
+	case len(f.missing) > 0 || len(f.dependencies) > 0:
+		var parts []string
+		if len(f.missing) > 0 {
+			parts = append(parts, "waiting for required CRDs: "+strings.Join(f.missing, ", "))
+		}
+		if len(f.dependencies) > 0 {
+			parts = append(parts, "waiting for dependencies: "+strings.Join(f.dependencies, "; "))
+		}
+		msg := strings.Join(parts, "; ")
 		v := verdict{conditions: []metav1.Condition{condition(operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionFalse,
 			operatorsv1alpha1.ReasonRequirementMissing, msg)}, reason: operatorsv1alpha1.ReasonRequirementMissing, message: msg,
 			phase: operatorsv1alpha1.PhasePending, requeueAfter: requeueRequirements}
@@ -158,7 +175,7 @@ func decideContent(f facts, phase operatorsv1alpha1.OperatorVersionPhase) verdic
 		return v
 	}
 	met := condition(operatorsv1alpha1.ConditionRequirementsMet, metav1.ConditionTrue, operatorsv1alpha1.ReasonRequirementsMet,
-		"every required CRD is established")
+		"every required CRD is established and every dependency has Succeeded")
 	if f.refused != "" {
 		return decideRefused(f, phase, met)
 	}

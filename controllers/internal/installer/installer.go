@@ -27,6 +27,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/cleanup"
+	"github.com/almproject/alm/controllers/internal/dependencies"
 	"github.com/almproject/alm/controllers/internal/status"
 )
 
@@ -225,7 +226,10 @@ func (in *Installer) plan(ctx context.Context, content *operatorsv1alpha1.Operat
 	case err != nil:
 		return nil, err
 	}
-	f.status.RequirementStatus, f.missing, err = in.requirements(ctx, content)
+	if f.status.RequirementStatus, f.missing, err = in.requirements(ctx, content); err != nil {
+		return nil, err
+	}
+	f.dependencies, f.cycle, err = dependencies.Check(ctx, in.Client, content)
 	return plan, err
 }
 

@@ -15,7 +15,8 @@ import (
 )
 
 // Watch adds the watches an installing loop needs to b: every OperatorVersion of the same package when one
-// changes (a predecessor appears, succeeds or goes away), the OperatorVersions a Deployment belongs to (rollout
+// changes (a predecessor appears, succeeds or goes away) and every one that requires its package (a dependency is
+// met), the OperatorVersions a Deployment belongs to (rollout
 // progress), and the OperatorVersions that require a CRD (it appears or becomes Established).
 func Watch(b *builder.Builder, c client.Client) *builder.Builder {
 	return b.
@@ -36,7 +37,7 @@ func samePackage(c client.Client) handler.MapFunc {
 		}
 		var out []reconcile.Request
 		for _, other := range list.Items {
-			if other.Spec.PackageName == ov.Spec.PackageName && other.Name != ov.Name {
+			if other.Name != ov.Name && (other.Spec.PackageName == ov.Spec.PackageName || requires(&other, ov.Spec.PackageName)) {
 				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: other.Namespace, Name: other.Name}})
 			}
 		}
@@ -81,4 +82,14 @@ func (in *Installer) WriteStatus(ctx context.Context, ov *operatorsv1alpha1.Oper
 	orig := ov.DeepCopy()
 	ov.Status = st
 	return in.Writes.Patch(ctx, in.Client, orig, ov)
+}
+
+// requires says whether ov depends on package pkg (a change of pkg's versions may meet the dependency).
+func requires(ov *operatorsv1alpha1.OperatorVersion, pkg string) bool {
+	for _, dep := range ov.Spec.RequiredPackages {
+		if dep.Name == pkg {
+			return true
+		}
+	}
+	return false
 }

@@ -67,8 +67,10 @@ func parseFlags(root string) options {
   - the Konnect API simulator, or real Konnect when KONNECT_TOKEN and KONNECT_SERVER_URL are set;
   - the story: publish the Konnect operator (push its bundle image to <registry>/bundles/konnect-operator:<version>
     and a File-Based Catalog image to <registry>/catalogs/alm:latest, which the image CatalogSource
-    alm-system/alm-catalog polls every 5s), install it with an AppType, sync Konnect objects, undo an edit made in
-    Konnect, publish a version with replaces (the next catalog image, same tag) and watch the upgrade.
+    alm-system/alm-catalog polls every 5s), install it with an AppType in a namespace the admin trusts, sync Konnect
+    objects, undo an edit made in Konnect, let a team install gateway-config in its untrusted namespace team-a through
+    its ServiceAccount (spec.serviceAccountName), publish a version with replaces (the next catalog image, same tag)
+    and watch the upgrade.
 
 Then it stays up for kubectl (the kubeconfig is <state-dir>/kubeconfig) and prints a line "ready"; Ctrl-C stops
 everything and leaves no process behind.
