@@ -51,6 +51,9 @@ type Installer struct {
 	Recorder events.EventRecorder
 	// Timeout bounds Pending and Installing; then the version is Failed.
 	Timeout time.Duration
+	// Loop is the loop the installer works for ("install" or "upgrade"): a phase change to Succeeded or Failed counts
+	// as an install or an upgrade of that loop (controllers/metrics).
+	Loop string
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 	// Writes remembers the installer's own writes of OperatorVersions (finalizer, status), see Stale.
@@ -73,7 +76,7 @@ func (in *Installer) Stale(ov *operatorsv1alpha1.OperatorVersion) bool {
 // New returns an Installer that uses mgr's client, REST mapper and an event recorder named for the loop, and
 // bundles to verify and pull bundle content.
 func New(mgr ctrl.Manager, loop string, timeout time.Duration, bundles *bundlecontent.Source) *Installer {
-	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(),
+	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Loop: loop,
 		Recorder: mgr.GetEventRecorder(loop), Timeout: timeout, Bundles: bundles,
 		Access: &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: access.Policy{TrustAllNamespaces: true}}}
 }
