@@ -3,6 +3,7 @@ package konnect
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -94,4 +95,67 @@ func TestMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitObjects("True", 3)
+}
+
+// TestAlertErrorRate evaluates config/prometheus's KonnectRequestErrorRateHigh against the operator's own metrics:
+// while Konnect answers normally it stays quiet; once Konnect answers every request with a 500 it fires, but only
+// after the error rate has held for 10 minutes. The operator is scraped every 500ms of real time and the scrapes
+// placed one minute apart, so a 5m range holds the 2.5s in which the drift scan lists at least twice (every second).
+func TestAlertErrorRate(t *testing.T) {
+	rules, err := metricstest.LoadRules(filepath.Join("..", "..", "config", "prometheus", "prometheusrule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, ok := rules["KonnectRequestErrorRateHigh"]
+	if !ok {
+		t.Fatal("config/prometheus has no alert KonnectRequestErrorRateHigh")
+	}
+	e := newEnv(t, envOptions{syncPeriod: time.Second})
+	e.readyControlPlane("cp")
+	for i := range 3 {
+		e.create(serviceObj(fmt.Sprintf("svc-%d", i), "cp", "example.com"))
+	}
+	svc := &configurationv1alpha1.KongService{}
+	for i := range 3 {
+		e.waitProgrammed(svc, fmt.Sprintf("svc-%d", i))
+	}
+	start := time.Now()
+	var tl metricstest.Timeline
+	scrape := func(n int) {
+		for range n {
+			f, err := metricstest.Gather(crmetrics.Registry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl = append(tl, metricstest.Point{At: start.Add(time.Duration(len(tl)) * time.Minute), Families: f})
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	scrape(12)
+	e.sim.SetErrorRate(1)
+	errorsFrom := len(tl)
+	scrape(16)
+	e.sim.SetErrorRate(0)
+	firing := func(minute int) bool {
+		got, err := rule.Firing(tl, start.Add(time.Duration(minute)*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, labels := range got {
+			if labels["server_url"] == e.sim.URL() {
+				return true
+			}
+		}
+		return false
+	}
+	if firing(errorsFrom - 1) {
+		t.Errorf("fires while Konnect answers normally")
+	}
+	if firing(errorsFrom + 9) {
+		t.Errorf("fires %d minutes after the errors began (for: %s)", 9, rule.For)
+	}
+	if !firing(len(tl) - 1) {
+		got, _ := metricstest.Eval(rule.Expr, tl, start.Add(time.Duration(len(tl)-1)*time.Minute))
+		t.Errorf("does not fire after %d minutes of 100%% errors; the expression gives %v", len(tl)-1-errorsFrom, got)
+	}
 }
