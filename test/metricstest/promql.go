@@ -80,7 +80,7 @@ func (n numberNode) eval(Timeline, time.Time) (result, error) {
 
 type matcher struct {
 	name, op, value string
-	re             *regexp.Regexp
+	re              *regexp.Regexp
 }
 
 func (m matcher) matches(labels map[string]string) bool {
