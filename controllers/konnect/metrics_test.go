@@ -58,7 +58,7 @@ func TestMetrics(t *testing.T) {
 		e.eventually(10*time.Second, "objects by Programmed", func() error {
 			got, err := gather().Value(konnectmetrics.NameObjects, map[string]string{"kind": "KongService", "programmed": programmed})
 			if err != nil || got != want {
-				return fmt.Errorf("KongService programmed=%s: %g (%v), want %g", programmed, got, err, want)
+				return fmt.Errorf("KongService programmed=%s: %g (%w), want %g", programmed, got, err, want)
 			}
 			return nil
 		})

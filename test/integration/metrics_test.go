@@ -71,7 +71,7 @@ func TestMetricsFollowTheStory(t *testing.T) {
 			}
 		}
 		if took, err := f.Value(metrics.NameOperatorVersionTransitionSecs, with(v1, "phase", "Succeeded")); err != nil || took <= 0 {
-			return fmt.Errorf("last phase change took %g (%v), want > 0", took, err)
+			return fmt.Errorf("last phase change took %g (%w), want > 0", took, err)
 		}
 		if _, err := f.Value(metrics.NameCatalogSourceLastSyncAge, cat); err != nil {
 			return err
