@@ -30,6 +30,7 @@ import (
 	"github.com/almproject/alm/controllers/catalogsource"
 	"github.com/almproject/alm/controllers/install"
 	"github.com/almproject/alm/controllers/loops"
+	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
 )
 
@@ -211,6 +212,8 @@ func newManager(o *options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	// The metrics endpoint reports every OperatorVersion and CatalogSource in the cache (controllers/metrics).
+	metrics.Watch(mgr.GetCache())
 	return mgr, nil
 }
 

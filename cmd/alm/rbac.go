@@ -52,6 +52,11 @@ package main
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 //
+// Pods: when an installing version's Deployment is not available, install and upgrade read its pods (get, list;
+// never cached, no watch) to say why at once in the Ready condition: an image that cannot be pulled, a crash with
+// its exit code and last log lines, a pod no node can run.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list
+//
 // Events: every loop records Events on the objects it works on, in their namespaces (the events.k8s.io API of
 // client-go's event recorder; the core API for older recorders).
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

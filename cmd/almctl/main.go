@@ -52,7 +52,7 @@ var verbose bool
 func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "almctl",
-		Short: "Validate, render, resolve and publish operator bundles for ALM",
+		Short: "Validate, render, resolve and publish operator bundles for ALM, and show what a cluster runs",
 		Long: "almctl works with OLM registry+v1 bundles and File-Based Catalogs: validate bundles, render a directory of\n" +
 			"bundles as a File-Based Catalog, resolve and graph upgrades, publish bundles to a ConfigMap catalog, and push\n" +
 			"bundles and catalogs as images in OLM's format to any OCI registry (docker's credentials).",
@@ -68,7 +68,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	bundle.AddCommand(newValidateCommand(), newBundlePushCommand())
 	cat := &cobra.Command{Use: "catalog", Short: "Work with a catalog: a directory (bundle directories and File-Based Catalog files) or a catalog image"}
 	cat.AddCommand(newRenderCommand(), newResolveCommand(), newGraphCommand(), newMigrateCommand(), newCatalogPushCommand())
-	root.AddCommand(bundle, cat, newPublishCommand())
+	root.AddCommand(bundle, cat, newPublishCommand(), newStatusCommand())
 	return root
 }
 

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := localkube.RunTests(m, localkube.Options{NoControllerManager: true}, &cp)
+	code := localkube.RunTests(m, localkube.Options{NoControllerManager: true, CRDDirectoryPaths: []string{"../../config/crd/bases"}}, &cp)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }

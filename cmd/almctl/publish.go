@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
@@ -21,14 +21,15 @@ import (
 
 func newPublishCommand() *cobra.Command {
 	var catalogName, namespace, kubeconfig string
-	var force bool
+	var force, noCreateSource bool
 	cmd := &cobra.Command{
 		Use:   "publish BUNDLE_DIR --catalog NAME [-n NAMESPACE]",
 		Short: "Validate a bundle and store it in a ConfigMap catalog of the cluster",
 		Long: "Validate the bundle in BUNDLE_DIR, then store it in the cluster of KUBECONFIG (or --kubeconfig) as one\n" +
 			"ConfigMap labelled operators.alm.dev/catalog=NAME (see catalog/README.md for the encoding). Publishing the\n" +
 			"same bundle again changes nothing; publishing different content for an already published bundle is refused\n" +
-			"unless --force.",
+			"unless --force. Nothing installs from the catalog until a CatalogSource serves it: publish creates the ConfigMap\n" +
+			"CatalogSource NAME in the namespace when there is none (and says so), unless --no-create-source.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -39,7 +40,7 @@ func newPublishCommand() *cobra.Command {
 			if b == nil {
 				return &exitError{code: 1, msg: "the bundle is not valid; nothing published"}
 			}
-			cms, ns, err := configMaps(kubeconfig, namespace)
+			cms, c, ns, err := configMaps(kubeconfig, namespace)
 			if err != nil {
 				return failed(err)
 			}
@@ -53,39 +54,38 @@ func newPublishCommand() *cobra.Command {
 			if err := p.replaceSameVersion(ctx); err != nil {
 				return err
 			}
-			return p.store(ctx)
+			if err := p.store(ctx); err != nil {
+				return err
+			}
+			return ensureSource(ctx, cmd.OutOrStdout(), c, ns, catalogName, !noCreateSource)
 		},
 	}
 	cmd.Flags().StringVar(&catalogName, "catalog", "", "catalog name: the ConfigMap label operators.alm.dev/catalog (required)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the catalog (default: the kubeconfig context's)")
 	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite a published bundle whose content differs")
+	cmd.Flags().BoolVar(&noCreateSource, "no-create-source", false,
+		"do not create the ConfigMap CatalogSource NAME when the namespace has none; say how to create it instead")
 	_ = cmd.MarkFlagRequired("catalog")
 	return cmd
 }
 
 // configMaps is the ConfigMap client of the namespace (default: the kubeconfig context's) in the cluster of the
-// kubeconfig (default: $KUBECONFIG or ~/.kube/config), and the namespace.
-func configMaps(kubeconfig, namespace string) (typedcorev1.ConfigMapInterface, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	if namespace == "" {
-		ns, _, err := cc.Namespace()
-		if err != nil {
-			return nil, "", err
-		}
-		namespace = ns
-	}
-	cfg, err := cc.ClientConfig()
+// kubeconfig (default: $KUBECONFIG or ~/.kube/config), the client of ALM's API there, and the namespace.
+func configMaps(kubeconfig, namespace string) (typedcorev1.ConfigMapInterface, client.Client, string, error) {
+	cfg, namespace, err := restConfig(kubeconfig, namespace)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
-	return cs.CoreV1().ConfigMaps(namespace), namespace, nil
+	c, err := kubeClient(cfg)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return cs.CoreV1().ConfigMaps(namespace), c, namespace, nil
 }
 
 // publisher stores one bundle's ConfigMap in a catalog.

@@ -24,6 +24,7 @@ import (
 	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
+	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
 )
 
@@ -207,7 +208,12 @@ func set(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, t s
 func (r *Reconciler) writeStatus(ctx context.Context, at *operatorsv1alpha1.AppType, st operatorsv1alpha1.AppTypeStatus) error {
 	orig := at.DeepCopy()
 	at.Status = st
-	return r.writes.Patch(ctx, r, orig, at)
+	if err := r.writes.Patch(ctx, r, orig, at); err != nil {
+		return err
+	}
+	metrics.ResolutionChanged(apimeta.FindStatusCondition(orig.Status.Conditions, operatorsv1alpha1.ConditionResolved),
+		apimeta.FindStatusCondition(st.Conditions, operatorsv1alpha1.ConditionResolved))
+	return nil
 }
 
 // SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.

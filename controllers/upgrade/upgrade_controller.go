@@ -23,6 +23,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
+	"github.com/almproject/alm/controllers/metrics"
 )
 
 // Reconciler installs replacing OperatorVersions and hands the old versions' objects over to them.
@@ -139,7 +140,11 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 		Message: old.Status.Message, ObservedGeneration: old.Generation,
 	})
 	r.Recorder.Eventf(old, ov, corev1.EventTypeNormal, "Replacing", "Upgrade", "Replaced by %s", ov.Name)
-	return status.Patch(ctx, r, orig, old)
+	if err := status.Patch(ctx, r, orig, old); err != nil {
+		return err
+	}
+	metrics.HandedOver(old, orig.Status.Phase)
+	return nil
 }
 
 func (r *Reconciler) objects() client.Reader {

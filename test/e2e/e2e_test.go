@@ -20,7 +20,10 @@ import (
 	"github.com/almproject/alm/test/localkube"
 )
 
-var root string
+var (
+	root   string
+	almctl string // built by TestMain
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -42,6 +45,20 @@ func run(m *testing.M) int {
 	images.Dir, images.Stderr = root, os.Stderr
 	if err := images.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: building the images: %v\n", err)
+		return 1
+	}
+	// almctl too, for `almctl status` on the story's cluster.
+	dir, err := os.MkdirTemp("", "e2e-almctl-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	almctl = filepath.Join(dir, "almctl")
+	build := exec.Command("go", "build", "-o", almctl, "./cmd/almctl")
+	build.Dir, build.Stderr = root, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: building almctl: %v\n", err)
 		return 1
 	}
 	return m.Run()

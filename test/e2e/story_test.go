@@ -54,6 +54,7 @@ func TestStory(t *testing.T) {
 	assertPulledFromRegistry(t, env, "1.0.0")
 	assertOperatorRBAC(t, ctx, env)
 	assertALMRBAC(t, ctx, env)
+	assertALMInstallMetrics(t, ctx, env, ov)
 
 	// Konnect: every entity created exactly once and Programmed.
 	begin = time.Now()
@@ -62,11 +63,13 @@ func TestStory(t *testing.T) {
 	must(t, err)
 	figure(t, "Konnect objects applied -> all Programmed", time.Since(begin))
 	assertCreatedOnce(t, env)
+	assertKonnectCreatesCounted(t, ctx, env)
 	edited, err := story.EditServiceInKonnect(ctx, ids["KongService/"+localenv.DemoService])
 	must(t, err)
 	if !edited {
 		t.Fatal("the out-of-band edit needs the simulator")
 	}
+	assertDriftCounted(t, ctx, env)
 
 	// A team installs gateway-config in a namespace no cluster admin trusted, through its ServiceAccount.
 	begin = time.Now()
@@ -76,14 +79,17 @@ func TestStory(t *testing.T) {
 	assertTenantInstall(t, ctx, env)
 
 	// Upgrades by publishing: 1.1.0 replaces 1.0.0, then 1.2.0 replaces 1.1.0.
-	for _, version := range []string{"1.1.0", "1.2.0"} {
+	for i, version := range []string{"1.1.0", "1.2.0"} {
 		upgrade(t, ctx, env, story, filepath.Join(bundles, version), version, ids)
+		assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v"+version, float64(i+1), 0)
 	}
+	logStatus(t, ctx, env, "1.2.0")
 	// The new operator syncs: a change made in Kubernetes after the upgrades reaches Konnect.
 	setServiceHost(t, ctx, env, "after-upgrade.demo.svc")
 	waitServiceHostInKonnect(t, ctx, env, ids["KongService/"+localenv.DemoService], "after-upgrade.demo.svc")
 
 	failForward(t, ctx, env, story, ids)
+	assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v1.3.1", 3, 1)
 	// Before the uninstall stops the operator: its token and its metrics.
 	values := storySecrets(t, env)
 	texts := map[string]string{"the metrics of the Konnect operator": scrapeMetrics(t, ctx, env, ns, localenv.Package)}
@@ -294,9 +300,11 @@ func assertALMRBAC(t *testing.T, ctx context.Context, env *localenv.Env) {
 		"get a CRD":             c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{}),
 		// Granted by the ClusterRole ALM's crdaccess loop maintains, for the CRD update check.
 		"list KongServices": c.List(ctx, &configurationv1alpha1.KongServiceList{}),
+		// Read when an installing version's Deployment is not available, to say why in its Ready condition.
+		"list Pods": c.List(ctx, &corev1.PodList{}),
 	}, map[string]error{
 		"delete a CRD":         c.Delete(ctx, crd),
-		"list Pods":            c.List(ctx, &corev1.PodList{}),
+		"delete a Pod":         c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-such-pod"}}),
 		"list Nodes":           c.List(ctx, &corev1.NodeList{}),
 		"update a KongService": c.Update(ctx, &configurationv1alpha1.KongService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-such-object"}}),
 		"request a token":      c.SubResource("token").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: localenv.Package}}, &authenticationv1.TokenRequest{}),

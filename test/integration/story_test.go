@@ -24,6 +24,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/loops"
+	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/test/harness"
 	"github.com/almproject/alm/test/localkube"
@@ -53,6 +54,7 @@ func startALM(t *testing.T, spec string, mutate ...func(*loops.Options)) *harnes
 		m(&opts)
 	}
 	return harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
+		metrics.Watch(mgr.GetCache()) // as cmd/alm does
 		for _, l := range selected {
 			if err := l.Setup(mgr, opts); err != nil {
 				return err

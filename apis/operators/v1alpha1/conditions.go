@@ -47,11 +47,27 @@ const (
 	// ReasonProgressDeadlineExceeded: a Deployment's rollout exceeded its progressDeadlineSeconds (e.g. its pods
 	// crash); the version fails at once, as OLM's install check does.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
-	ReasonReplacing                = "Replacing"
-	ReasonSynced                   = "Synced"
-	ReasonSourceError              = "SourceError"
-	ReasonBundlesRejected          = "BundlesRejected"
-	ReasonAllBundlesValid          = "AllBundlesValid"
+	// Reasons of an Installing version's Ready=False when the cluster already knows why its pods do not become
+	// available (from the Deployment's conditions or its pods'); the message names the Deployment, the pod or
+	// container and the cause. Otherwise the reason is DeploymentNotAvailable with the replica counts.
+	//
+	// ReasonImagePullFailed: a container's image is not found or cannot be pulled (the kubelet's ErrImagePull,
+	// ImagePullBackOff, InvalidImageName; the local node runner's ImageNotFound).
+	ReasonImagePullFailed = "ImagePullFailed"
+	// ReasonCrashLoopBackOff: a container keeps exiting; the message has its exit code and, when the kubelet or the
+	// node runner reports them, its last log lines.
+	ReasonCrashLoopBackOff = "CrashLoopBackOff"
+	// ReasonUnschedulable: no node can run the pods (the scheduler's PodScheduled=False message says why).
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonPodCreationFailed: the pods cannot be created (the Deployment's ReplicaFailure condition, e.g. a
+	// ResourceQuota is exceeded or admission refused them) or their containers cannot be created (a missing
+	// ConfigMap or Secret, no entrypoint: CreateContainerConfigError, CreateContainerError).
+	ReasonPodCreationFailed = "PodCreationFailed"
+	ReasonReplacing         = "Replacing"
+	ReasonSynced            = "Synced"
+	ReasonSourceError       = "SourceError"
+	ReasonBundlesRejected   = "BundlesRejected"
+	ReasonAllBundlesValid   = "AllBundlesValid"
 
 	// Reasons of an image CatalogSource's Ready=False and of an OperatorVersion whose bundle image cannot be pulled:
 	// what went wrong with the registry or the image. The message names the image and the cause.

@@ -82,6 +82,9 @@ type applied struct {
 	// notReady and failed describe the Deployments that are not rolled out, and those whose rollout failed
 	// (progress deadline exceeded), with the pods' reason.
 	notReady, failed []string
+	// problem is the reason the cluster reports for the first Deployment whose pods do not become available
+	// (rollout.Diagnose: an image that cannot be pulled, a crash, unschedulable, pods not created); "" when none.
+	problem string
 }
 
 // verdict is what decide says the step does.
@@ -238,6 +241,9 @@ func decideRollout(f facts, phase operatorsv1alpha1.OperatorVersionPhase) verdic
 		v.message = fmt.Sprintf("not available after %s: %s", f.timeout, waiting)
 	default:
 		v.phase, v.reason, v.message = operatorsv1alpha1.PhaseInstalling, operatorsv1alpha1.ReasonDeploymentNotReady, waiting
+		if a.problem != "" {
+			v.reason = a.problem // say why at once, not only the replica counts
+		}
 	}
 	return v
 }

@@ -49,6 +49,9 @@ type Installer struct {
 	Recorder events.EventRecorder
 	// Timeout bounds Pending and Installing; then the version is Failed.
 	Timeout time.Duration
+	// Loop is the loop the installer works for ("install" or "upgrade"): a phase change to Succeeded or Failed counts
+	// as an install or an upgrade of that loop (controllers/metrics).
+	Loop string
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 	// Writes remembers the installer's own writes of OperatorVersions (finalizer, status), see Stale.
@@ -73,7 +76,7 @@ func (in *Installer) Stale(ov *operatorsv1alpha1.OperatorVersion) bool {
 // New returns an Installer that uses mgr's client, REST mapper and an event recorder named for the loop, and
 // bundles to verify and pull bundle content.
 func New(mgr ctrl.Manager, loop string, timeout time.Duration, bundles *bundlecontent.Source) *Installer {
-	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(),
+	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Loop: loop,
 		Recorder: mgr.GetEventRecorder(loop), Timeout: timeout, Bundles: bundles,
 		Cleanup: &cleanup.Cleaner{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper()},
 		Access:  &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: access.Policy{TrustAllNamespaces: true}}}
@@ -253,7 +256,7 @@ func (in *Installer) apply(ctx context.Context, ov, content *operatorsv1alpha1.O
 	}
 	st.Owned = owned
 	a := &applied{objects: len(owned), skipped: plan.Skipped}
-	a.notReady, a.failed, err = in.notReady(ctx, content, plan, written, st.Phase == operatorsv1alpha1.PhaseSucceeded)
+	a.notReady, a.failed, a.problem, err = in.notReady(ctx, content, plan, written, st.Phase == operatorsv1alpha1.PhaseSucceeded)
 	return a, err
 }
 
@@ -373,12 +376,13 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 	return false
 }
 
-// notReady lists the Deployments of plan that are not rolled out. A Deployment this step wrote is judged as
+// notReady lists the Deployments of plan that are not rolled out, each with the most useful reason the cluster
+// reports (explain), and returns the first such reason. A Deployment this step wrote is judged as
 // stored; another is read from the cache and must carry the content of plan (AnnotationHash), so that a cache that
 // still holds an earlier, rolled-out spec does not count as ready. A Succeeded version ignores a Deployment that a
 // newer version is rolling out (it co-owns it): the old pods keep serving until the rollout is done, and the old
 // version's status must not turn to Installing because of the new version's rollout.
-func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, written map[string]*appsv1.Deployment, succeeded bool) (out, failed []string, err error) {
+func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, written map[string]*appsv1.Deployment, succeeded bool) (out, failed []string, reason string, err error) {
 	for _, obj := range plan.Objects {
 		if obj.GroupVersionKind().GroupKind() != deploymentGK {
 			continue
@@ -392,7 +396,7 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 					out = append(out, fmt.Sprintf("Deployment %s: not found", name))
 					continue
 				}
-				return nil, nil, err
+				return nil, nil, "", err
 			}
 		}
 		if succeeded && coOwnedByAnotherVersion(d, ov) {
@@ -403,13 +407,14 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 			continue
 		}
 		if ok, why := DeploymentReady(d); !ok {
+			why, reason = in.explain(ctx, d, why, reason)
 			out = append(out, why)
 		}
 		if bad, why := DeploymentFailed(d); bad {
 			failed = append(failed, why)
 		}
 	}
-	return out, failed, nil
+	return out, failed, reason, nil
 }
 
 func (in *Installer) ensureFinalizer(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) error {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/metrics"
 )
 
 // Watch adds the watches an installing loop needs to b: every OperatorVersion of the same package when one
@@ -81,7 +82,11 @@ func requiring(c client.Client) handler.MapFunc {
 func (in *Installer) WriteStatus(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, st operatorsv1alpha1.OperatorVersionStatus) error {
 	orig := ov.DeepCopy()
 	ov.Status = st
-	return in.Writes.Patch(ctx, in.Client, orig, ov)
+	if err := in.Writes.Patch(ctx, in.Client, orig, ov); err != nil {
+		return err
+	}
+	metrics.PhaseChanged(ov, orig.Status.Phase, st.Phase, in.Loop)
+	return nil
 }
 
 // requires says whether ov depends on package pkg (a change of pkg's versions may meet the dependency).

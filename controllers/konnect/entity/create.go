@@ -9,6 +9,7 @@ import (
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
 )
 
 // Exactly-once creates: every entity carries its object's k8s-uid tag, so a create whose answer was lost (or that
@@ -37,6 +38,7 @@ func (r *Reconciler[T]) create(ctx context.Context, obj T, p *pass) (konnectapi.
 // adopt finds the entity of an earlier create by the object's k8s-uid tag and brings it to the desired body; an
 // empty Entity means there is none.
 func (r *Reconciler[T]) adopt(ctx context.Context, obj T, p *pass) (konnectapi.Entity, error) {
+	ctx = konnectapi.WithOperation(ctx, konnectmetrics.OperationAdopt)
 	found, err := p.api.List(ctx, r.Kind.Type(), p.refs.ControlPlaneID, UIDTag(obj))
 	if err != nil || len(found) == 0 {
 		return konnectapi.Entity{}, err

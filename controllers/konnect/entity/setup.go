@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -14,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
 )
 
 // Options configure the loop of one kind.
@@ -46,6 +49,7 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, kind Kind[
 	})); err != nil {
 		return err
 	}
+	konnectmetrics.CountObjects(kind.Name(), r.countProgrammed)
 	b := ctrl.NewControllerManagedBy(mgr).Named(strings.ToLower(kind.Name())).For(kind.New()).WithOptions(opts.Controller)
 	for _, ri := range kind.Indexes() {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, kind.New(), ri.Field, ri.Extract); err != nil {
@@ -78,4 +82,25 @@ func (r *Reconciler[T]) referrers(field string) handler.MapFunc {
 		}
 		return reqs
 	}
+}
+
+// countProgrammed counts the objects of the kind this operator manages (from the cache) by the status of their
+// Programmed condition, for the metrics endpoint.
+func (r *Reconciler[T]) countProgrammed(ctx context.Context) (map[string]int, error) {
+	list := r.Kind.NewList()
+	if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for _, obj := range r.Kind.Items(list) {
+		if !r.Kind.Managed(obj) {
+			continue
+		}
+		status := "Unknown"
+		if c := apimeta.FindStatusCondition(*r.Kind.Conditions(obj), konnectv1alpha1.ConditionProgrammed); c != nil {
+			status = string(c.Status)
+		}
+		counts[status]++
+	}
+	return counts, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
 )
 
 // The steps of one pass over an object that is not being deleted, in the seed's order: check the references,
@@ -66,6 +67,9 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T, neverSent bool) (ctrl.R
 	id, entity, fail := r.write(ctx, obj, p, action, st.ID)
 	if fail != nil {
 		return r.failed(obj, fail.reason, fail.op, fail.err)
+	}
+	if _, drifted := r.drifted.Load(obj.GetUID()); drifted && action == ActionUpdate {
+		konnectmetrics.DriftCorrected(r.Kind.Name()) // found changed or missing in Konnect, and written back
 	}
 	st = r.record(obj, p, id, entity)
 	if err := r.syncParts(ctx, obj, p, st, entity, action != ActionWait); err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"strings"
 	"sync/atomic"
 
 	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
@@ -23,7 +24,8 @@ const (
 
 // sdkAPI implements API with Kong's Konnect SDK.
 type sdkAPI struct {
-	sdk *sdkkonnectgo.SDK
+	sdk       *sdkkonnectgo.SDK
+	serverURL string
 }
 
 // newSDKAPI returns an API talking to serverURL (already normalised) with token, sending every request through gate.
@@ -32,16 +34,19 @@ func newSDKAPI(serverURL, token string, gate *orgGate, base *http.Client) API {
 	if u, err := url.Parse(serverURL); err == nil && !isKonnectHost(u.Hostname()) {
 		doer.pin = u
 	}
-	return &sdkAPI{sdk: sdkkonnectgo.New(
+	return &sdkAPI{serverURL: serverURL, sdk: sdkkonnectgo.New(
 		sdkkonnectgo.WithServerURL(serverURL),
 		sdkkonnectgo.WithSecurity(components.Security{PersonalAccessToken: &token}),
 		sdkkonnectgo.WithClient(doer),
 	)}
 }
 
+// call runs f, one API call named op ("<verb> <entity type>", e.g. "create service"), with a context that carries
+// the status code back and labels its HTTP requests' metrics; a failure becomes an *APIError with the status code.
 func (a *sdkAPI) call(ctx context.Context, op string, f func(ctx context.Context) error) error {
 	code := &atomic.Int32{}
-	err := f(context.WithValue(ctx, statusKey{}, code))
+	ctx = context.WithValue(ctx, statusKey{}, code)
+	err := f(context.WithValue(ctx, requestKey{}, a.requestInfo(ctx, op)))
 	if err == nil {
 		return nil
 	}
@@ -397,4 +402,16 @@ func anyPage[T any](data []T, next *string) ([]any, *string, error) {
 		items[i] = data[i]
 	}
 	return items, next, nil
+}
+
+// requestInfo labels the requests of the call op: its verb is the operation (unless WithOperation overrides it),
+// the rest the entity type, in snake case ("control plane" -> control_plane; credentials by their type, e.g.
+// basic-auth_credential).
+func (a *sdkAPI) requestInfo(ctx context.Context, op string) requestInfo {
+	verb, entity, _ := strings.Cut(op, " ")
+	if o, ok := ctx.Value(operationKey{}).(string); ok && o != "" {
+		verb = o
+	}
+	entity = strings.ReplaceAll(strings.TrimSuffix(entity, "s"), " ", "_")
+	return requestInfo{serverURL: a.serverURL, operation: verb, entityType: entity}
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
 )
 
 // The HTTP transport under the SDK: a rate limit per Konnect organization, and 429 answers retried after their
@@ -26,6 +28,24 @@ const (
 	requestTimeout = 30 * time.Second
 )
 
+// requestKey carries the requestInfo of an API call through the request context to the doer, which labels each
+// HTTP request's metrics with it.
+type requestKey struct{}
+
+// requestInfo says what an HTTP request is part of: the server, the operation and the entity type.
+type requestInfo struct {
+	serverURL, operation, entityType string
+}
+
+// operationKey carries an operation type that overrides the call's own (WithOperation).
+type operationKey struct{}
+
+// WithOperation labels the Konnect requests made with ctx as operation (e.g. konnectmetrics.OperationAdopt for the
+// look-up of an earlier create) instead of their call's verb.
+func WithOperation(ctx context.Context, operation string) context.Context {
+	return context.WithValue(ctx, operationKey{}, operation)
+}
+
 // statusKey carries a *atomic.Int32 through the request context in which the doer records the HTTP status, so that
 // errors of every SDK error type map to one APIError with the status code.
 type statusKey struct{}
@@ -39,21 +59,29 @@ type orgGate struct {
 	blockedUntil time.Time
 }
 
-func (g *orgGate) wait(ctx context.Context) error {
+// wait waits until the organization may be sent a request, recording how long it waited for a 429's pause and for
+// the rate limit under serverURL.
+func (g *orgGate) wait(ctx context.Context, serverURL string) error {
 	g.mu.Lock()
 	until := g.blockedUntil
 	g.mu.Unlock()
 	if d := time.Until(until); d > 0 {
+		start := time.Now()
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-ctx.Done():
+			konnectmetrics.ObserveWait(serverURL, konnectmetrics.CauseRetryAfter, time.Since(start))
 			return ctx.Err()
 		case <-t.C:
 		}
+		konnectmetrics.ObserveWait(serverURL, konnectmetrics.CauseRetryAfter, time.Since(start))
 	}
 	if g.limiter != nil {
-		return g.limiter.Wait(ctx)
+		start := time.Now()
+		err := g.limiter.Wait(ctx)
+		konnectmetrics.ObserveWait(serverURL, konnectmetrics.CauseRateLimit, time.Since(start))
+		return err
 	}
 	return nil
 }
@@ -119,14 +147,18 @@ func (d *gatedDoer) Do(req *http.Request) (*http.Response, error) {
 		req = req.Clone(ctx)
 		req.URL.Scheme, req.URL.Host, req.Host = d.pin.Scheme, d.pin.Host, d.pin.Host
 	}
+	info, _ := ctx.Value(requestKey{}).(requestInfo)
 	for attempt := 0; ; attempt++ {
-		if err := d.gate.wait(ctx); err != nil {
+		if err := d.gate.wait(ctx, info.serverURL); err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		resp, err := d.base.Do(req)
 		if err != nil {
+			konnectmetrics.ObserveRequest(info.serverURL, info.operation, info.entityType, 0, time.Since(start))
 			return nil, err
 		}
+		konnectmetrics.ObserveRequest(info.serverURL, info.operation, info.entityType, resp.StatusCode, time.Since(start))
 		if code, ok := ctx.Value(statusKey{}).(*atomic.Int32); ok {
 			code.Store(int32(resp.StatusCode))
 		}

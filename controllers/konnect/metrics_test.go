@@ -1,0 +1,161 @@
+package konnect
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
+	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/metricstest"
+)
+
+// TestMetrics: the figures a user graphs follow what the operator did against Konnect (the simulator counts the
+// requests it received): creates counted once with their status code and duration, a lost create's adoption, a
+// drift correction, the time spent waiting out a 429's Retry-After, and objects by Programmed state. Each
+// environment has a simulator of its own, so its server_url label isolates this test's figures.
+func TestMetrics(t *testing.T) {
+	const period = 2 * time.Second
+	e := newEnv(t, envOptions{syncPeriod: period})
+	url := e.sim.URL()
+	e.readyControlPlane("cp")
+	e.sim.LoseNext(http.MethodPost, konnectsim.PathServices, 1)
+	for i := range 3 {
+		e.create(serviceObj(fmt.Sprintf("svc-%d", i), "cp", "example.com"))
+	}
+	svc := &configurationv1alpha1.KongService{}
+	for i := range 3 {
+		e.waitProgrammed(svc, fmt.Sprintf("svc-%d", i))
+	}
+	gather := func() metricstest.Families {
+		f, err := metricstest.Gather(crmetrics.Registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	creates := map[string]string{"server_url": url, "operation_type": "create", "entity_type": "service"}
+	f := gather()
+	// The simulator received 3 service creates (one answered 502 after committing it): so do the metrics.
+	if got, want := f.Sum(konnectmetrics.NameRequests, creates), float64(count(e.sim, http.MethodPost, konnectsim.PathServices)); got != want || want != 3 {
+		t.Errorf("service creates counted %g, simulator received %g (want 3): %s", got, want, f.Describe(konnectmetrics.NameRequests))
+	}
+	if got := f.Sum(konnectmetrics.NameRequests, map[string]string{"server_url": url, "operation_type": "create", "entity_type": "service", "status_code": "201", "success": "true"}); got != 2 {
+		t.Errorf("successful service creates %g, want 2", got)
+	}
+	if got := f.Sum(konnectmetrics.NameRequestDuration, creates); got != 3 {
+		t.Errorf("service create durations observed %g times, want 3", got)
+	}
+	if got := f.Sum(konnectmetrics.NameRequests, map[string]string{"server_url": url, "operation_type": konnectmetrics.OperationAdopt, "entity_type": "service"}); got < 1 {
+		t.Errorf("no adoption look-up counted after the lost create: %s", f.Describe(konnectmetrics.NameRequests))
+	}
+	waitObjects := func(programmed string, want float64) {
+		e.eventually(10*time.Second, "objects by Programmed", func() error {
+			got, err := gather().Value(konnectmetrics.NameObjects, map[string]string{"kind": "KongService", "programmed": programmed})
+			if err != nil || got != want {
+				return fmt.Errorf("KongService programmed=%s: %g (%w), want %g", programmed, got, err, want)
+			}
+			return nil
+		})
+	}
+	waitObjects("True", 3)
+
+	// An edit in Konnect is corrected once.
+	drifted := map[string]string{"kind": "KongService"}
+	before := f.Sum(konnectmetrics.NameDriftCorrections, drifted)
+	if err := e.sim.Edit(svc.Status.Konnect.ID, map[string]any{"host": "edited-in-the-ui.example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(period+5*time.Second, "drift correction counted", func() error {
+		if got := gather().Sum(konnectmetrics.NameDriftCorrections, drifted) - before; got != 1 {
+			return fmt.Errorf("%g drift corrections, want 1", got)
+		}
+		return nil
+	})
+
+	// A 429 with Retry-After 1s: the wait is counted, and the 429 itself.
+	e.sim.Throttle(e.sim.OrganizationID(konnectsim.DefaultToken), 1, time.Second)
+	e.create(serviceObj("svc-late", "cp", "late.example.com"))
+	e.waitProgrammed(svc, "svc-late")
+	f = gather()
+	if got := f.Sum(konnectmetrics.NameWaitSeconds, map[string]string{"server_url": url, "cause": konnectmetrics.CauseRetryAfter}); got < 0.5 {
+		t.Errorf("waited %gs for Retry-After, want about 1s: %s", got, f.Describe(konnectmetrics.NameWaitSeconds))
+	}
+	if got := f.Sum(konnectmetrics.NameRequests, map[string]string{"server_url": url, "status_code": "429", "success": "false"}); got != 1 {
+		t.Errorf("%g requests answered 429, want 1: %s", got, f.Describe(konnectmetrics.NameRequests))
+	}
+
+	// A deleted object drops out of the Programmed count.
+	if err := e.c.Delete(e.ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	waitObjects("True", 3)
+}
+
+// TestAlertErrorRate evaluates config/prometheus's KonnectRequestErrorRateHigh against the operator's own metrics:
+// while Konnect answers normally it stays quiet; once Konnect answers every request with a 500 it fires, but only
+// after the error rate has held for 10 minutes. The operator is scraped every 500ms of real time and the scrapes
+// placed one minute apart, so a 5m range holds the 2.5s in which the drift scan lists at least twice (every second).
+func TestAlertErrorRate(t *testing.T) {
+	rules, err := metricstest.LoadRules(filepath.Join("..", "..", "config", "prometheus", "prometheusrule.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule, ok := rules["KonnectRequestErrorRateHigh"]
+	if !ok {
+		t.Fatal("config/prometheus has no alert KonnectRequestErrorRateHigh")
+	}
+	e := newEnv(t, envOptions{syncPeriod: time.Second})
+	e.readyControlPlane("cp")
+	for i := range 3 {
+		e.create(serviceObj(fmt.Sprintf("svc-%d", i), "cp", "example.com"))
+	}
+	svc := &configurationv1alpha1.KongService{}
+	for i := range 3 {
+		e.waitProgrammed(svc, fmt.Sprintf("svc-%d", i))
+	}
+	start := time.Now()
+	var tl metricstest.Timeline
+	scrape := func(n int) {
+		for range n {
+			f, err := metricstest.Gather(crmetrics.Registry)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tl = append(tl, metricstest.Point{At: start.Add(time.Duration(len(tl)) * time.Minute), Families: f})
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	scrape(12)
+	e.sim.SetErrorRate(1)
+	errorsFrom := len(tl)
+	scrape(16)
+	e.sim.SetErrorRate(0)
+	firing := func(minute int) bool {
+		got, err := rule.Firing(tl, start.Add(time.Duration(minute)*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, labels := range got {
+			if labels["server_url"] == e.sim.URL() {
+				return true
+			}
+		}
+		return false
+	}
+	if firing(errorsFrom - 1) {
+		t.Errorf("fires while Konnect answers normally")
+	}
+	if firing(errorsFrom + 9) {
+		t.Errorf("fires %d minutes after the errors began (for: %s)", 9, rule.For)
+	}
+	if !firing(len(tl) - 1) {
+		got, _ := metricstest.Eval(rule.Expr, tl, start.Add(time.Duration(len(tl)-1)*time.Minute))
+		t.Errorf("does not fire after %d minutes of 100%% errors; the expression gives %v", len(tl)-1-errorsFrom, got)
+	}
+}

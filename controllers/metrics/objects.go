@@ -1,0 +1,139 @@
+package metrics
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+var (
+	descPhase = prometheus.NewDesc(NameOperatorVersionPhase,
+		"1 for every OperatorVersion, labelled with its phase (Pending, InstallReady, Installing, Succeeded, Failed, Replacing, Deleting; Unknown before the first status write): what OLM's csv_succeeded and csv_abnormal give.",
+		[]string{LabelNamespace, LabelName, LabelPackage, LabelVersion, LabelPhase}, nil)
+	descTransition = prometheus.NewDesc(NameOperatorVersionTransitionSecs,
+		"Seconds the OperatorVersion's last phase change took: from the previous change this ALM process saw (else from its creation) to the change into the labelled phase.",
+		[]string{LabelNamespace, LabelName, LabelPackage, LabelVersion, LabelPhase}, nil)
+	catalogLabels  = []string{LabelNamespace, LabelName}
+	descCatReady   = prometheus.NewDesc(NameCatalogSourceReady, "1 when the CatalogSource's Ready condition is True, else 0.", catalogLabels, nil)
+	descCatPkgs    = prometheus.NewDesc(NameCatalogSourcePackages, "Packages the CatalogSource serves (status.packageCount).", catalogLabels, nil)
+	descCatBundles = prometheus.NewDesc(NameCatalogSourceBundles, "Bundles the CatalogSource serves (status.bundleCount).", catalogLabels, nil)
+	descCatReject  = prometheus.NewDesc(NameCatalogSourceRejectedBundles, "Bundles the CatalogSource rejected (status.rejectedCount).", catalogLabels, nil)
+	descCatAge     = prometheus.NewDesc(NameCatalogSourceLastSyncAge, "Seconds since the CatalogSource last loaded its catalog (status.lastSync); absent before the first sync.", catalogLabels, nil)
+)
+
+// scrapeTimeout bounds the cache reads of one scrape (a cache that is not synced yet blocks them).
+const scrapeTimeout = 5 * time.Second
+
+// objects is the collector of the per-object figures; Watch gives it the manager's cache to read.
+var objects = &collector{last: map[types.NamespacedName]transition{}}
+
+// Watch makes the metrics endpoint report the OperatorVersions and CatalogSources that reader (the manager's cache)
+// holds. The last call wins: a process runs one manager at a time.
+func Watch(reader client.Reader) {
+	objects.mu.Lock()
+	defer objects.mu.Unlock()
+	objects.reader = reader
+}
+
+// transition is an OperatorVersion's last phase change.
+type transition struct {
+	uid   types.UID
+	phase operatorsv1alpha1.OperatorVersionPhase
+	at    time.Time
+	took  time.Duration
+}
+
+type collector struct {
+	mu     sync.Mutex
+	reader client.Reader
+	last   map[types.NamespacedName]transition
+}
+
+func (c *collector) transitioned(ov *operatorsv1alpha1.OperatorVersion, to operatorsv1alpha1.OperatorVersionPhase, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}
+	since := ov.CreationTimestamp.Time
+	if prev, ok := c.last[key]; ok && prev.uid == ov.UID {
+		since = prev.at
+	}
+	c.last[key] = transition{uid: ov.UID, phase: to, at: now, took: now.Sub(since)}
+}
+
+// Describe sends the descriptors of the per-object metrics.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descPhase, descTransition, descCatReady, descCatPkgs, descCatBundles, descCatReject, descCatAge} {
+		ch <- d
+	}
+}
+
+// Collect reads the OperatorVersions and CatalogSources from the cache and sends one series per object; the phase
+// changes of objects that are gone are forgotten.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	reader := c.reader
+	c.mu.Unlock()
+	if reader == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	ovs := &operatorsv1alpha1.OperatorVersionList{}
+	if err := reader.List(ctx, ovs); err == nil {
+		c.collectVersions(ch, ovs.Items)
+	}
+	cats := &operatorsv1alpha1.CatalogSourceList{}
+	if err := reader.List(ctx, cats); err == nil {
+		collectCatalogs(ch, cats.Items, time.Now())
+	}
+}
+
+func (c *collector) collectVersions(ch chan<- prometheus.Metric, ovs []operatorsv1alpha1.OperatorVersion) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seen := make(map[types.NamespacedName]bool, len(ovs))
+	for i := range ovs {
+		ov := &ovs[i]
+		key := types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}
+		seen[key] = true
+		phase := string(ov.Status.Phase)
+		if phase == "" {
+			phase = "Unknown"
+		}
+		labels := []string{ov.Namespace, ov.Name, ov.Spec.PackageName, ov.Spec.Version.String(), phase}
+		ch <- prometheus.MustNewConstMetric(descPhase, prometheus.GaugeValue, 1, labels...)
+		if t, ok := c.last[key]; ok && t.uid == ov.UID && string(t.phase) == phase {
+			ch <- prometheus.MustNewConstMetric(descTransition, prometheus.GaugeValue, t.took.Seconds(), labels...)
+		}
+	}
+	for key := range c.last {
+		if !seen[key] {
+			delete(c.last, key)
+		}
+	}
+}
+
+func collectCatalogs(ch chan<- prometheus.Metric, cats []operatorsv1alpha1.CatalogSource, now time.Time) {
+	for i := range cats {
+		cs := &cats[i]
+		labels := []string{cs.Namespace, cs.Name}
+		ready := 0.0
+		if apimeta.IsStatusConditionTrue(cs.Status.Conditions, operatorsv1alpha1.ConditionReady) {
+			ready = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descCatReady, prometheus.GaugeValue, ready, labels...)
+		ch <- prometheus.MustNewConstMetric(descCatPkgs, prometheus.GaugeValue, float64(cs.Status.PackageCount), labels...)
+		ch <- prometheus.MustNewConstMetric(descCatBundles, prometheus.GaugeValue, float64(cs.Status.BundleCount), labels...)
+		ch <- prometheus.MustNewConstMetric(descCatReject, prometheus.GaugeValue, float64(cs.Status.RejectedCount), labels...)
+		if cs.Status.LastSync != nil {
+			ch <- prometheus.MustNewConstMetric(descCatAge, prometheus.GaugeValue, now.Sub(cs.Status.LastSync.Time).Seconds(), labels...)
+		}
+	}
+}
