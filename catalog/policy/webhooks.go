@@ -47,13 +47,23 @@ func WebhookError(w opv1alpha1.WebhookDescription, deployments, owned []string) 
 	return ""
 }
 
-// WildcardWebhook says whether an admission webhook intercepts every resource of every API group and fails closed
-// (failurePolicy Fail, the default): a rule whose apiGroups, apiVersions and resources are all `*` (or `*/*`).
+// WildcardWebhook says whether an admission webhook definition intercepts every resource of every API group and
+// fails closed (see WildcardRules); it returns the index of the rule.
 func WildcardWebhook(w opv1alpha1.WebhookDescription) (int, bool) {
-	if w.Type == opv1alpha1.ConversionWebhook || (w.FailurePolicy != nil && *w.FailurePolicy == admissionregistrationv1.Ignore) {
+	if w.Type == opv1alpha1.ConversionWebhook {
 		return -1, false
 	}
-	for i, r := range w.Rules {
+	return WildcardRules(w.Rules, w.FailurePolicy)
+}
+
+// WildcardRules says whether admission rules intercept every resource of every API group (a rule whose apiGroups,
+// apiVersions and resources are all `*`, or resources `*/*`) while failing closed (failurePolicy Fail, the
+// default); it returns the index of the rule.
+func WildcardRules(rules []admissionregistrationv1.RuleWithOperations, failurePolicy *admissionregistrationv1.FailurePolicyType) (int, bool) {
+	if failurePolicy != nil && *failurePolicy == admissionregistrationv1.Ignore {
+		return -1, false
+	}
+	for i, r := range rules {
 		if slices.Contains(r.APIGroups, "*") && slices.Contains(r.APIVersions, "*") &&
 			(slices.Contains(r.Resources, "*") || slices.Contains(r.Resources, "*/*")) {
 			return i, true

@@ -150,6 +150,7 @@ func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVer
 	}
 	in.record(ov, &st, v)
 	res.Status, res.RequeueAfter = st, v.requeueAfter
+	res.RequeueAfter = plan.renewal(res.RequeueAfter, now)
 	if v.terminal() {
 		res.Terminal = reconcile.TerminalError(fmt.Errorf("OperatorVersion %s: %s: %s", klog.KObj(ov), v.reason, truncate(v.message)))
 	}
@@ -210,6 +211,9 @@ func (in *Installer) plan(ctx context.Context, content *operatorsv1alpha1.Operat
 		f.invalid = invalid.Msg
 		return nil, nil
 	case err != nil:
+		return nil, err
+	}
+	if err := fillWebhooks(ctx, in.Reader, content, plan, f.now); err != nil {
 		return nil, err
 	}
 	f.status.RequirementStatus, f.missing, err = in.requirements(ctx, content)
