@@ -39,6 +39,10 @@ type Demo struct {
 	Namespaced bool
 	// ClusterRules are clusterPermissions of the operator's ServiceAccount, instead of * on its widgets.
 	ClusterRules []rbacv1.PolicyRule
+	// Webhooks are the version's webhookdefinitions; Args and Ports the operator container's args and ports.
+	Webhooks []opv1alpha1.WebhookDescription
+	Args     []string
+	Ports    []corev1.ContainerPort
 }
 
 // crdGroup is the group of d's owned CRD.
@@ -65,7 +69,7 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 			ObjectMeta: metav1.ObjectMeta{Labels: labels},
 			Spec: corev1.PodSpec{
 				ServiceAccountName: sa,
-				Containers:         []corev1.Container{{Name: "operator", Image: d.Image}},
+				Containers:         []corev1.Container{{Name: "operator", Image: d.Image, Args: d.Args, Ports: d.Ports}},
 			},
 		},
 	}
@@ -122,7 +126,8 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 					ClusterPermissions: clusterPermissions,
 				},
 			},
-			Objects: raw,
+			Objects:            raw,
+			WebhookDefinitions: d.Webhooks,
 		},
 	}
 }
