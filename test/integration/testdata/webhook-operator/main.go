@@ -83,7 +83,6 @@ func mutate(_ context.Context, req admission.Request) admission.Response {
 	return admission.PatchResponseFromRaw(req.Object.Raw, mutated)
 }
 
-
 // convert answers a ConversionReview: each object gets the desired apiVersion (v1 and v2 have the same fields) and
 // the annotation converted-by.
 func convert(w http.ResponseWriter, r *http.Request) {
