@@ -93,7 +93,7 @@ func checkWebhooks(t *testing.T, c client.Client, ns, version string) {
 	harness.Eventually(t, 30*time.Second, func() error {
 		err := c.Create(t.Context(), widget(ns, "forbidden-"+strings.ReplaceAll(version, ".", "-"), "v1"))
 		if err == nil || !strings.Contains(err.Error(), "webhook-operator "+version+" forbids") {
-			return fmt.Errorf("creating a forbidden Widget: %v; want the refusal of webhook-operator %s", err, version)
+			return fmt.Errorf("creating a forbidden Widget: %w; want the refusal of webhook-operator %s", err, version)
 		}
 		t.Logf("kube-apiserver called the validating webhook: %v", err)
 		return nil

@@ -281,7 +281,7 @@ func fillWebhooks(ctx context.Context, r client.Reader, ov *operatorsv1alpha1.Op
 		}
 		cert, key, err := servingcert.EnsureServing(existing, ca, servingcert.Hosts(t.service, ov.Namespace), now)
 		if err != nil {
-			return fmt.Errorf("Secret %s/%s: issuing the serving certificate: %w", ov.Namespace, t.secret.GetName(), err)
+			return fmt.Errorf("issuing the serving certificate of Secret %s/%s: %w", ov.Namespace, t.secret.GetName(), err)
 		}
 		setData(t.secret, map[string][]byte{servingcert.KeyTLSCert: cert, servingcert.KeyTLSKey: key, servingcert.KeyCACert: ca.Cert})
 		sum := sha256.Sum256(cert)
