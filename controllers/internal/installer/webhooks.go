@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -75,11 +76,9 @@ func WebhookConfigurationName(w opv1alpha1.WebhookDescription, namespace, ovName
 	return shorten(w.GenerateName+"-"+namespace+"-"+ovName, 253)
 }
 
-// addWebhooks plans ov's webhookdefinitions as OLM installs them: per Deployment a Service on the webhooks'
-// containerPorts (to targetPort, default the containerPort), a serving certificate Secret mounted in every container
-// of the Deployment, a CA Secret for the version, and per definition a Validating or MutatingWebhookConfiguration
-// calling the Service, or the conversion webhook of the CRDs it names; certificates and caBundles are filled in by
-// fillWebhooks. Secrets and Services go before the Deployments, webhook configurations after them.
+// addWebhooks plans ov's webhookdefinitions as OLM installs them (README "Webhooks"): Service, serving certificate
+// Secret mounted in the Deployment, the version's CA Secret, webhook configurations and CRD conversion webhooks;
+// fillWebhooks adds the certificates. Secrets and Services go before the Deployments, configurations after them.
 func (p *Plan) addWebhooks(ov *operatorsv1alpha1.OperatorVersion) error {
 	defs := ov.Spec.WebhookDefinitions
 	if len(defs) == 0 {
@@ -342,16 +341,8 @@ func (p *Plan) find(kind, name string) *unstructured.Unstructured {
 }
 
 func gvkOf(obj runtime.Object) schema.GroupVersionKind {
-	switch obj.(type) {
-	case *corev1.Secret:
-		return corev1.SchemeGroupVersion.WithKind("Secret")
-	case *corev1.Service:
-		return corev1.SchemeGroupVersion.WithKind("Service")
-	case *admissionregistrationv1.ValidatingWebhookConfiguration:
-		return admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration")
-	default:
-		return admissionregistrationv1.SchemeGroupVersion.WithKind("MutatingWebhookConfiguration")
-	}
+	gvks, _, _ := clientgoscheme.Scheme.ObjectKinds(obj) // Secrets, Services and webhook configurations: always known
+	return gvks[0]
 }
 
 func toAny(list []string) []any {
