@@ -26,7 +26,7 @@ const (
 	RuleServiceAccountMerged = "service-account-merged"
 	RuleBundleName           = "bundle-name"
 	RuleRelatedImages        = "related-images"
-	RuleWebhooksNotInstalled = "webhooks-not-installed"
+	RuleInvalidWebhook       = "invalid-webhook"
 )
 
 // severityIgnored marks validator findings that do not apply to ALM; they are not reported.

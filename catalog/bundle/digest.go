@@ -18,10 +18,14 @@ import (
 // the same digest, and any change to what would be applied changes it.
 func ContentDigest(spec *almv1alpha1.OperatorVersionSpec) (string, error) {
 	content := struct {
-		Install any `json:"install"`
-		CRDs    any `json:"customresourcedefinitions"`
-		Objects any `json:"objects"`
-	}{spec.Install, spec.CustomResourceDefinitions, spec.Objects}
+		Install  any `json:"install"`
+		CRDs     any `json:"customresourcedefinitions"`
+		Objects  any `json:"objects"`
+		Webhooks any `json:"webhookdefinitions,omitempty"`
+	}{Install: spec.Install, CRDs: spec.CustomResourceDefinitions, Objects: spec.Objects}
+	if len(spec.WebhookDefinitions) > 0 { // absent otherwise: the digests of bundles without webhooks stay as they were
+		content.Webhooks = spec.WebhookDefinitions
+	}
 	raw, err := json.Marshal(content)
 	if err != nil {
 		return "", fmt.Errorf("encoding the bundle content: %w", err)

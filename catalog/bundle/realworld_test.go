@@ -153,7 +153,7 @@ var rwCases = []rwCase{
 		b.files["widgets.crd.yaml"] = crd
 		b.spec()["webhookdefinitions"] = []any{obj{"type": "ConversionWebhook", "generateName": "cwidgets.rw.example.com", "admissionReviewVersions": []any{"v1"},
 			"sideEffects": "None", "deploymentName": "rw-operator", "containerPort": 443, "conversionCRDs": []any{"widgets.rw.example.com"}, "webhookPath": "/convert"}}
-	}, true, RuleWebhooksNotInstalled, SeverityWarning, "manifests/rw.clusterserviceversion.yaml"},
+	}, true, "", "", ""},
 	{"conversion-webhook-without-config", func(b *rwBundle) {
 		crd := rwCRD("rw.example.com", "Widget", "apiextensions.k8s.io/v1")
 		crd["spec"].(obj)["conversion"] = obj{"strategy": "Webhook"}
@@ -162,7 +162,16 @@ var rwCases = []rwCase{
 	{"validating-webhook", func(b *rwBundle) {
 		b.spec()["webhookdefinitions"] = []any{obj{"type": "ValidatingAdmissionWebhook", "generateName": "vwidget.rw.example.com", "admissionReviewVersions": []any{"v1"},
 			"sideEffects": "None", "deploymentName": "rw-operator", "containerPort": 443, "webhookPath": "/validate"}}
-	}, true, RuleWebhooksNotInstalled, SeverityWarning, "manifests/rw.clusterserviceversion.yaml"},
+	}, true, "", "", ""},
+	{"webhook-unknown-deployment", func(b *rwBundle) {
+		b.spec()["webhookdefinitions"] = []any{obj{"type": "ValidatingAdmissionWebhook", "generateName": "vwidget.rw.example.com", "admissionReviewVersions": []any{"v1"},
+			"sideEffects": "None", "deploymentName": "nope", "containerPort": 443, "webhookPath": "/validate"}}
+	}, false, RuleInvalidWebhook, SeverityError, "manifests/rw.clusterserviceversion.yaml"},
+	{"webhook-every-resource-fail", func(b *rwBundle) {
+		b.spec()["webhookdefinitions"] = []any{obj{"type": "ValidatingAdmissionWebhook", "generateName": "vall.rw.example.com", "admissionReviewVersions": []any{"v1"},
+			"sideEffects": "None", "deploymentName": "rw-operator", "containerPort": 443, "webhookPath": "/validate",
+			"rules": []any{obj{"apiGroups": []any{"*"}, "apiVersions": []any{"*"}, "resources": []any{"*"}, "operations": []any{"*"}}}}}
+	}, true, "wildcard-webhook", SeverityWarning, "manifests/rw.clusterserviceversion.yaml"},
 	{"related-images", func(b *rwBundle) {
 		b.spec()["relatedImages"] = []any{obj{"name": "manager", "image": "example/rw-operator:v1.0.0"}}
 	}, true, "", "", ""},
@@ -274,7 +283,7 @@ func TestEveryClassificationIsTested(t *testing.T) {
 			t.Errorf("classification %s (%s) has no case in rwCases", c.Rule, c.Severity)
 		}
 	}
-	for _, rule := range []string{RuleCRDAPIApproval, RuleInvalidCRD, RuleWebhooksNotInstalled, RuleUnsupportedObject, RuleNormalized, RuleInstallStrategy} {
+	for _, rule := range []string{RuleCRDAPIApproval, RuleInvalidCRD, RuleInvalidWebhook, RuleUnsupportedObject, RuleNormalized, RuleInstallStrategy} {
 		if _, ok := tested[rule]; !ok {
 			t.Errorf("rule %s has no case in rwCases", rule)
 		}

@@ -3,7 +3,6 @@ package bundle
 import (
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -192,14 +191,7 @@ func ownChecks(csv *opv1alpha1.ClusterServiceVersion, file string) []Problem {
 		problems = append(problems, Errorf(file, RuleReplacesSelf, "replaces names the previous version's bundle",
 			"bundle %s replaces itself", csv.Name))
 	}
-	if n := len(csv.Spec.WebhookDefinitions); n > 0 {
-		var names []string
-		for _, w := range csv.Spec.WebhookDefinitions {
-			names = append(names, fmt.Sprintf("%s %s", w.Type, w.GenerateName))
-		}
-		problems = append(problems, Warnf(file, RuleWebhooksNotInstalled, "until ALM installs webhooks, the operator runs without them",
-			"ALM does not install webhook definitions yet: %s", strings.Join(names, ", ")))
-	}
+	problems = append(problems, webhookChecks(csv, file)...)
 	return problems
 }
 

@@ -28,6 +28,8 @@ var installableKinds = []ObjectKind{
 	{GroupKind: schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}},
 	{GroupKind: schema.GroupKind{Group: "policy", Kind: "PodDisruptionBudget"}},
 	{GroupKind: schema.GroupKind{Group: "scheduling.k8s.io", Kind: "PriorityClass"}},
+	{GroupKind: schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}},
+	{GroupKind: schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}},
 	{GroupKind: schema.GroupKind{Group: "autoscaling.k8s.io", Kind: "VerticalPodAutoscaler"}, Optional: true},
 	{GroupKind: schema.GroupKind{Group: "monitoring.coreos.com", Kind: "ServiceMonitor"}, Optional: true},
 	{GroupKind: schema.GroupKind{Group: "monitoring.coreos.com", Kind: "PrometheusRule"}, Optional: true},

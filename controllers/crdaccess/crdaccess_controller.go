@@ -1,5 +1,5 @@
 // Package crdaccess is the CRD access loop. Before updating a CRD an OperatorVersion owns, the installer lists the
-// CRD's objects to check that they stay valid (installer.CRDUpdateSafe). Kubernetes RBAC cannot grant "list every
+// CRD's objects to check that they stay valid (crdsafety.UpdateSafe). Kubernetes RBAC cannot grant "list every
 // custom resource" without `*`, which ALM's least-privilege role does not use; instead this loop keeps the
 // ClusterRole alm-manager-custom-resources (bound to ALM's ServiceAccount by config/rbac) granting list on exactly
 // the resources of the CRDs that the OperatorVersions on the cluster ship and of the CRDs ALM created. It reacts to

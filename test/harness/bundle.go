@@ -40,6 +40,7 @@ func WriteBundle(t testing.TB, root string, d Demo) string {
 			Skips:                     ov.Spec.Skips,
 			CustomResourceDefinitions: ov.Spec.CustomResourceDefinitions,
 			InstallStrategy:           ov.Spec.Install,
+			WebhookDefinitions:        ov.Spec.WebhookDefinitions,
 			InstallModes: []opv1alpha1.InstallMode{
 				{Type: opv1alpha1.InstallModeTypeOwnNamespace, Supported: true},
 				{Type: opv1alpha1.InstallModeTypeSingleNamespace, Supported: true},

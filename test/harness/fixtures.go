@@ -42,6 +42,10 @@ type Demo struct {
 	// DependsOn are the packages the bundle depends on (metadata/dependencies.yaml, olm.package entries; bundles
 	// only).
 	DependsOn []operatorsv1alpha1.RequiredPackage
+	// Webhooks are the version's webhookdefinitions; Args and Ports the operator container's args and ports.
+	Webhooks []opv1alpha1.WebhookDescription
+	Args     []string
+	Ports    []corev1.ContainerPort
 }
 
 // crdGroup is the group of d's owned CRD.
@@ -68,7 +72,7 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 			ObjectMeta: metav1.ObjectMeta{Labels: labels},
 			Spec: corev1.PodSpec{
 				ServiceAccountName: sa,
-				Containers:         []corev1.Container{{Name: "operator", Image: d.Image}},
+				Containers:         []corev1.Container{{Name: "operator", Image: d.Image, Args: d.Args, Ports: d.Ports}},
 			},
 		},
 	}
@@ -125,7 +129,8 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 					ClusterPermissions: clusterPermissions,
 				},
 			},
-			Objects: raw,
+			Objects:            raw,
+			WebhookDefinitions: d.Webhooks,
 		},
 	}
 }

@@ -60,6 +60,11 @@ type Cluster struct {
 	KubeconfigPath string
 	// Dir holds all state: etcd data, certificates, kubeconfig. It is removed by Stop.
 	Dir string
+	// ServiceSocket is the Unix socket through which kube-apiserver dials Services (webhooks, conversion webhooks):
+	// its egress selector sends that traffic there as HTTP CONNECT <cluster IP>:<port>, and the node runner serves
+	// it (noderunner.Options.ServiceSocket) as kube-proxy would, to a ready pod of the Service on loopback. Nothing
+	// listens on it unless a node runner does.
+	ServiceSocket string
 
 	env      *envtest.Environment
 	kcm      *exec.Cmd
@@ -148,6 +153,9 @@ func Start(opts Options) (_ *Cluster, err error) {
 	}
 	cp.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
 	cp.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
+	if err := cp.egressToServices(); err != nil {
+		return nil, err
+	}
 	for name, value := range opts.APIServerFlags {
 		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
 	}
@@ -379,4 +387,18 @@ func RunTests(m *testing.M, opts Options, cp **Cluster) int {
 		fmt.Fprintf(os.Stderr, "stopping the local cluster: %v\n", err)
 	}
 	return code
+}
+
+// egressToServices makes kube-apiserver dial Services (network context "cluster") through the HTTP CONNECT proxy
+// on cp.ServiceSocket.
+func (cp *Cluster) egressToServices() error {
+	cp.ServiceSocket = filepath.Join(cp.Dir, "services.sock")
+	config := "apiVersion: apiserver.k8s.io/v1beta1\nkind: EgressSelectorConfiguration\negressSelections:\n" +
+		"- name: cluster\n  connection:\n    proxyProtocol: HTTPConnect\n    transport:\n      uds:\n        udsName: " + cp.ServiceSocket + "\n"
+	path := filepath.Join(cp.Dir, "egress-selector.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		return err
+	}
+	cp.env.ControlPlane.APIServer.Configure().Set("egress-selector-config-file", path)
+	return nil
 }

@@ -176,9 +176,13 @@ func (p *pod) prepare(ctx context.Context, id *identity, deps podDeps) (time.Dur
 	}
 	lookup := p.lookup(ctx, deps.reader)
 	grace := min(time.Duration(ptrOr(p.spec.TerminationGracePeriodSeconds, 30))*time.Second, deps.maxGrace)
+	mounts, err := p.mounts(ctx, deps.reader)
+	if err != nil {
+		return 0, err
+	}
 	var containers []*container
 	for i := range p.spec.Containers {
-		c, err := p.container(&p.spec.Containers[i], id.kubeconfigPath(), lookup, grace)
+		c, err := p.container(&p.spec.Containers[i], id.kubeconfigPath(), lookup, grace, mounts)
 		if err != nil {
 			return 0, err
 		}
@@ -198,7 +202,7 @@ func ptrOr[T any](p *T, def T) T {
 }
 
 // container builds the process of one container: command line, environment, working directory and log file.
-func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookupFunc, grace time.Duration) (*container, error) {
+func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookupFunc, grace time.Duration, mounts map[string]string) (*container, error) {
 	img := p.images[spec.Image]
 	extra := map[string]string{"KUBECONFIG": kubeconfig, "HOSTNAME": p.info.Name}
 	env, err := containerEnv(img.Config, spec, p.info, lookup, extra)
@@ -208,15 +212,22 @@ func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookup
 	if _, ok := env.lookup("HOME"); !ok {
 		env.set("HOME", p.dir)
 	}
+	if _, ok := env.lookup("TMPDIR"); !ok { // the pod's /tmp, where volumes mounted under /tmp are (see mounts)
+		tmp := filepath.Join(p.dir, "tmp")
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			return nil, err
+		}
+		env.set("TMPDIR", tmp)
+	}
 	for _, n := range env.names {
-		env.values[n] = imagePath(img.RootFS, rewritePorts(env.values[n], p.ports))
+		env.values[n] = rewriteMounts(imagePath(img.RootFS, rewritePorts(env.values[n], p.ports)), mounts)
 	}
 	argv := commandLine(img.Config, spec)
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("container %s: no command: the image %s has no Entrypoint or Cmd", spec.Name, spec.Image)
 	}
 	for i := range argv {
-		argv[i] = expand(rewritePorts(argv[i], p.ports), env.lookup)
+		argv[i] = rewriteMounts(expand(rewritePorts(argv[i], p.ports), env.lookup), mounts)
 	}
 	exe, err := p.executable(img, argv[0], env)
 	if err != nil {

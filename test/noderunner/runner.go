@@ -69,6 +69,10 @@ type Options struct {
 	MaxGracePeriod time.Duration
 	// Logger receives the runner's logs. Default: discarded.
 	Logger logr.Logger
+	// ServiceSocket, when set, is a Unix socket on which the runner serves kube-apiserver's connections to Services
+	// (HTTP CONNECT <cluster IP>:<port>, localkube.Cluster.ServiceSocket) from ready pods on loopback, as kube-proxy
+	// would: this is how kube-apiserver calls the webhooks of the operators the runner runs.
+	ServiceSocket string
 }
 
 // Runner runs Deployments as local processes. Create it with New, then Start; Stop ends every process.
@@ -173,6 +177,12 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.mu.Lock()
 	r.cancel, r.mgrDone = cancel, make(chan error, 1)
 	r.mu.Unlock()
+	if r.opts.ServiceSocket != "" {
+		if err := r.serveServices(mctx, r.opts.ServiceSocket); err != nil {
+			cancel()
+			return err
+		}
+	}
 	go func() { r.mgrDone <- r.mgr.Start(mctx) }()
 	syncCtx, cancelSync := context.WithTimeout(ctx, time.Minute)
 	defer cancelSync()

@@ -134,6 +134,16 @@ type OperatorVersionSpec struct {
 	// +kubebuilder:validation:Type=object
 	Install opv1alpha1.NamedInstallStrategy `json:"install,omitempty"`
 
+	// webhookdefinitions are the admission and conversion webhooks of the operator, as in a ClusterServiceVersion
+	// (type ValidatingAdmissionWebhook, MutatingAdmissionWebhook or ConversionWebhook, deploymentName,
+	// containerPort, targetPort, webhookPath, rules, failurePolicy, sideEffects, admissionReviewVersions,
+	// conversionCRDs, generateName, ...). ALM serves each through a Service of its Deployment with a certificate of a
+	// CA it creates for the version, and registers it with that CA. ALM reports an invalid definition on the
+	// OperatorVersion's status.
+	// +optional
+	// +listType=atomic
+	WebhookDefinitions []opv1alpha1.WebhookDescription `json:"webhookdefinitions,omitempty"`
+
 	// objects are the bundle's other manifests that ALM applies with the install strategy: the CRDs this version
 	// owns, and Services, ConfigMaps, Secrets, PodDisruptionBudgets, PriorityClasses, Roles, ServiceMonitors and
 	// PrometheusRules as OLM applies them. Copied from the catalog bundle, so the lifecycle loops need no catalog.

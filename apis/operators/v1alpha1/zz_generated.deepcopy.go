@@ -482,6 +482,13 @@ func (in *OperatorVersionSpec) DeepCopyInto(out *OperatorVersionSpec) {
 		copy(*out, *in)
 	}
 	in.Install.DeepCopyInto(&out.Install)
+	if in.WebhookDefinitions != nil {
+		in, out := &in.WebhookDefinitions, &out.WebhookDefinitions
+		*out = make([]operatorsv1alpha1.WebhookDescription, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.Objects != nil {
 		in, out := &in.Objects, &out.Objects
 		*out = make([]runtime.RawExtension, len(*in))

@@ -53,6 +53,8 @@ type Content struct {
 	Install opv1alpha1.NamedInstallStrategy
 	CRDs    opv1alpha1.CustomResourceDefinitions
 	Objects []runtime.RawExtension
+	// Webhooks are spec.webhookdefinitions.
+	Webhooks []opv1alpha1.WebhookDescription
 }
 
 // CRD returns the bundle's CRD of group and kind, or nil.
@@ -75,6 +77,10 @@ func (c *Content) fill(ov *operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1
 	out := ov.DeepCopy()
 	out.Spec.Install = *c.Install.DeepCopy()
 	out.Spec.CustomResourceDefinitions = *c.CRDs.DeepCopy()
+	out.Spec.WebhookDefinitions = nil
+	for i := range c.Webhooks {
+		out.Spec.WebhookDefinitions = append(out.Spec.WebhookDefinitions, *c.Webhooks[i].DeepCopy())
+	}
 	out.Spec.Objects = make([]runtime.RawExtension, len(c.Objects))
 	for i := range c.Objects {
 		c.Objects[i].DeepCopyInto(&out.Spec.Objects[i])
@@ -157,7 +163,7 @@ func (s *Source) load(ctx context.Context, cl *image.Client, ref, digest string)
 		return nil, &Error{Reason: ReasonInvalidBundle, Permanent: true, Message: fmt.Sprintf("bundle image %s@%s: %v", ref, digest, err)}
 	}
 	c := &Content{Package: b.Package, Version: b.Version, Install: ov.Spec.Install,
-		CRDs: ov.Spec.CustomResourceDefinitions, Objects: ov.Spec.Objects}
+		CRDs: ov.Spec.CustomResourceDefinitions, Objects: ov.Spec.Objects, Webhooks: ov.Spec.WebhookDefinitions}
 	s.remember(digest, c)
 	return c, nil
 }

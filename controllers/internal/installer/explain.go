@@ -17,7 +17,7 @@ import (
 // maxPods bounds the pods read to explain one Deployment.
 const maxPods = 50
 
-// explain adds to why (DeploymentReady's "Deployment <name>: <counts>") the most useful reason the cluster reports
+// explain adds to why (rollout.DeploymentReady's "Deployment <name>: <counts>") the most useful reason the cluster reports
 // for d's pods not becoming available (rollout.Diagnose), read from d's conditions and its pods, and returns it as
 // "Deployment <name>: <cause> (<counts>)" with the cause's reason, or why and reason unchanged when the cluster
 // reports none. reason, when set already (an earlier Deployment's), is kept. A Deployment whose spec change is not
@@ -41,7 +41,7 @@ func (in *Installer) explain(ctx context.Context, d *appsv1.Deployment, why, rea
 	if prob == nil {
 		return why, reason
 	}
-	counts := strings.TrimSuffix(strings.TrimPrefix(why, "Deployment "+d.Name+": "), availableDetail(d))
+	counts := strings.TrimSuffix(strings.TrimPrefix(why, "Deployment "+d.Name+": "), rollout.AvailableDetail(d))
 	if reason == "" {
 		reason = prob.Reason
 	}

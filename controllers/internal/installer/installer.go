@@ -27,7 +27,9 @@ import (
 	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/cleanup"
+	"github.com/almproject/alm/controllers/internal/crdsafety"
 	"github.com/almproject/alm/controllers/internal/dependencies"
+	"github.com/almproject/alm/controllers/internal/rollout"
 	"github.com/almproject/alm/controllers/internal/status"
 )
 
@@ -167,6 +169,7 @@ func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVer
 	}
 	in.record(ov, &st, v)
 	res.Status, res.RequeueAfter = st, v.requeueAfter
+	res.RequeueAfter = plan.renewal(res.RequeueAfter, now)
 	if v.terminal() {
 		res.Terminal = reconcile.TerminalError(fmt.Errorf("OperatorVersion %s: %s: %s", klog.KObj(ov), v.reason, truncate(v.message)))
 	}
@@ -227,6 +230,9 @@ func (in *Installer) plan(ctx context.Context, content *operatorsv1alpha1.Operat
 		f.invalid = invalid.Msg
 		return nil, nil
 	case err != nil:
+		return nil, err
+	}
+	if err := fillWebhooks(ctx, in.Reader, content, plan, f.now); err != nil {
 		return nil, err
 	}
 	if f.status.RequirementStatus, f.missing, err = in.requirements(ctx, content); err != nil {
@@ -337,7 +343,7 @@ func (in *Installer) checkCRD(ctx context.Context, desiredU *unstructured.Unstru
 		}
 		objects = append(objects, list.Items...)
 	}
-	if err := CRDUpdateSafe(existing, desired, objects); err != nil {
+	if err := crdsafety.UpdateSafe(existing, desired, objects); err != nil {
 		return &unsafeCRDError{err}
 	}
 	return nil
@@ -406,11 +412,11 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 			out = append(out, fmt.Sprintf("Deployment %s: waiting for the spec change to be observed", name))
 			continue
 		}
-		if ok, why := DeploymentReady(d); !ok {
+		if ok, why := rollout.DeploymentReady(d); !ok {
 			why, reason = in.explain(ctx, d, why, reason)
 			out = append(out, why)
 		}
-		if bad, why := DeploymentFailed(d); bad {
+		if bad, why := rollout.DeploymentFailed(d); bad {
 			failed = append(failed, why)
 		}
 	}

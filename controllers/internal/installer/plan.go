@@ -51,6 +51,8 @@ type Plan struct {
 	Deployments []string
 	// Skipped are optional objects whose API is not served, as "Kind/name".
 	Skipped []string
+
+	webhooks *webhookPlan
 }
 
 // All returns the CRDs and the other objects.
@@ -99,6 +101,9 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 		return nil, err
 	}
 	if err := p.addDeployments(spec, ov.Namespace); err != nil {
+		return nil, err
+	}
+	if err := p.addWebhooks(ov); err != nil {
 		return nil, err
 	}
 	if err := CheckPolicy(p, AllowedFrom(ov.Annotations)); err != nil {

@@ -46,6 +46,8 @@ func CheckPolicy(p *Plan, allowed Allowed) error {
 		case !allowed[policy.RuleRBACEscalation] && escalating(obj):
 			i, verbs := policy.EscalatingRole(obj)
 			return refused(policy.RuleRBACEscalation, "%s: rules[%d] grants the privilege-escalating verbs %s", what, i, verbs)
+		case !allowed[policy.RuleWildcardWebhook] && wildcardWebhook(obj) != "":
+			return refused(policy.RuleWildcardWebhook, "%s: %s intercepts every resource of every API group with failurePolicy Fail", what, wildcardWebhook(obj))
 		case !allowed[policy.RuleClusterAdmin] && policy.BindsClusterAdmin(obj):
 			return refused(policy.RuleClusterAdmin, "%s: roleRef binds ClusterRole cluster-admin", what)
 		case !allowed[policy.RulePrivilegedPod] && obj.GetKind() == "Deployment":

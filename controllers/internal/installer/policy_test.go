@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,6 +18,18 @@ import (
 )
 
 var wildcard = rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}
+
+// everyResourceWebhook adds a validating webhook on every resource of every group with the failure policy.
+func everyResourceWebhook(policy *admissionregistrationv1.FailurePolicyType) func(*operatorsv1alpha1.OperatorVersion) {
+	return func(o *operatorsv1alpha1.OperatorVersion) {
+		o.Spec.WebhookDefinitions = append(o.Spec.WebhookDefinitions, opv1alpha1.WebhookDescription{
+			Type: opv1alpha1.ValidatingAdmissionWebhook, GenerateName: "vall.example.com", DeploymentName: "demo-operator",
+			WebhookPath: ptr.To("/validate"), AdmissionReviewVersions: []string{"v1"}, SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone),
+			FailurePolicy: policy, Rules: []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{"*"},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*/*"}}}},
+		})
+	}
+}
 
 func addObject(o *operatorsv1alpha1.OperatorVersion, json string) {
 	o.Spec.Objects = append(o.Spec.Objects, runtime.RawExtension{Raw: []byte(json)})
@@ -42,6 +56,10 @@ func TestPolicy(t *testing.T) {
 		mutate func(*operatorsv1alpha1.OperatorVersion)
 		want   []string // substrings of the refusal; none: the plan is accepted
 	}{
+		{"webhook on every resource, failurePolicy Fail", nil, everyResourceWebhook(nil),
+			[]string{"ValidatingWebhookConfiguration vall.example.com-ns-demo.v1.0.0: webhooks[0] (vall.example.com) rules[0] intercepts every resource", "rule wildcard-webhook", `operators.alm.dev/allow-wildcard-webhook: "true"`}},
+		{"webhook on every resource allowed", map[string]string{"operators.alm.dev/allow-wildcard-webhook": "true"}, everyResourceWebhook(nil), nil},
+		{"webhook on every resource, failurePolicy Ignore", nil, everyResourceWebhook(ptr.To(admissionregistrationv1.Ignore)), nil},
 		{"wildcard permissions", nil, func(o *operatorsv1alpha1.OperatorVersion) {
 			o.Spec.Install.StrategySpec.Permissions[0].Rules = append(o.Spec.Install.StrategySpec.Permissions[0].Rules, wildcard)
 		}, []string{"Role ns/demo.v1.0.0-demo-operator: rules[1] grants every verb", "rule wildcard-rbac", `operators.alm.dev/allow-wildcard-rbac: "true"`}},

@@ -38,6 +38,8 @@ var Kinds = []schema.GroupVersionKind{
 	{Group: "rbac.authorization.k8s.io", Version: "v1", Kind: "ClusterRoleBinding"},
 	{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget"},
 	{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration"},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration"},
 	{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"},
 	{Group: "monitoring.coreos.com", Version: "v1", Kind: "ServiceMonitor"},
 	{Group: "monitoring.coreos.com", Version: "v1", Kind: "PrometheusRule"},

@@ -1,4 +1,6 @@
-package installer
+// Package crdsafety decides whether a CRD update keeps the objects already stored readable and valid, before the
+// installer applies it.
+package crdsafety
 
 import (
 	"fmt"
@@ -10,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// CRDUpdateSafe says whether replacing the existing CRD with the desired one keeps every stored object readable
+// UpdateSafe says whether replacing the existing CRD with the desired one keeps every stored object readable
 // and valid: no version still in status.storedVersions may disappear, and every existing object must validate
 // against the new schema of its version. The error names the CRD and the problem.
-func CRDUpdateSafe(existing, desired *apiextensionsv1.CustomResourceDefinition, objects []unstructured.Unstructured) error {
+func UpdateSafe(existing, desired *apiextensionsv1.CustomResourceDefinition, objects []unstructured.Unstructured) error {
 	versions := map[string]*apiextensionsv1.CustomResourceDefinitionVersion{}
 	for i := range desired.Spec.Versions {
 		versions[desired.Spec.Versions[i].Name] = &desired.Spec.Versions[i]

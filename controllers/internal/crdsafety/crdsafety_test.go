@@ -1,4 +1,4 @@
-package installer
+package crdsafety
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ func widget(version string, spec map[string]any) unstructured.Unstructured {
 	}}
 }
 
-func TestCRDUpdateSafe(t *testing.T) {
+func TestUpdateSafe(t *testing.T) {
 	cases := []struct {
 		name     string
 		existing *apiextensionsv1.CustomResourceDefinition
@@ -63,7 +63,7 @@ func TestCRDUpdateSafe(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CRDUpdateSafe(tc.existing, tc.desired, tc.objects)
+			err := UpdateSafe(tc.existing, tc.desired, tc.objects)
 			if tc.wantErr == "" {
 				if err != nil {
 					t.Fatalf("unexpected refusal: %v", err)

@@ -1,4 +1,4 @@
-package installer
+package rollout
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 		return false, fmt.Sprintf("Deployment %s: %d old replicas pending termination", d.Name, d.Status.Replicas-d.Status.UpdatedReplicas)
 	}
 	if d.Status.AvailableReplicas < want {
-		return false, fmt.Sprintf("Deployment %s: %d of %d updated replicas available%s", d.Name, d.Status.AvailableReplicas, want, availableDetail(d))
+		return false, fmt.Sprintf("Deployment %s: %d of %d updated replicas available%s", d.Name, d.Status.AvailableReplicas, want, AvailableDetail(d))
 	}
 	available := false
 	for _, c := range d.Status.Conditions {
@@ -37,7 +37,7 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 		}
 	}
 	if !available {
-		return false, fmt.Sprintf("Deployment %s: not Available%s", d.Name, availableDetail(d))
+		return false, fmt.Sprintf("Deployment %s: not Available%s", d.Name, AvailableDetail(d))
 	}
 	return true, ""
 }
@@ -50,15 +50,15 @@ func DeploymentFailed(d *appsv1.Deployment) (bool, string) {
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
-			return true, fmt.Sprintf("Deployment %s: progress deadline exceeded: %s%s", d.Name, c.Message, availableDetail(d))
+			return true, fmt.Sprintf("Deployment %s: progress deadline exceeded: %s%s", d.Name, c.Message, AvailableDetail(d))
 		}
 	}
 	return false, ""
 }
 
-// availableDetail is the reason and message of a Deployment's Available=False condition, which say why its pods
+// AvailableDetail is the reason and message of a Deployment's Available=False condition, which say why its pods
 // are not available (e.g. a crashing container's exit code and last log lines), or "".
-func availableDetail(d *appsv1.Deployment) string {
+func AvailableDetail(d *appsv1.Deployment) string {
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse && c.Message != "" {
 			return fmt.Sprintf(" (%s: %s)", c.Reason, c.Message)
