@@ -22,10 +22,10 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
-	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/status"
 )
 
 // Reconciler installs AppTypes from the catalogs in the registry.

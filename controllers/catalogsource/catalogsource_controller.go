@@ -35,8 +35,8 @@ import (
 	"github.com/almproject/alm/catalog/configmap"
 	"github.com/almproject/alm/catalog/fbc"
 	"github.com/almproject/alm/controllers/internal/imagepull"
-	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/status"
 )
 
 // Reconciler keeps the registry in step with the CatalogSources.

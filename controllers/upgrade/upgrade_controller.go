@@ -21,9 +21,9 @@ import (
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
-	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/metrics"
+	"github.com/almproject/alm/internal/status"
 )
 
 // Reconciler installs replacing OperatorVersions and hands the old versions' objects over to them.

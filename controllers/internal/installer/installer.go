@@ -30,7 +30,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/crdsafety"
 	"github.com/almproject/alm/controllers/internal/dependencies"
 	"github.com/almproject/alm/controllers/internal/rollout"
-	"github.com/almproject/alm/controllers/internal/status"
+	"github.com/almproject/alm/internal/status"
 )
 
 // DefaultTimeout is how long an install may take to become Succeeded before it is marked Failed.

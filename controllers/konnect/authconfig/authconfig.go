@@ -22,8 +22,8 @@ import (
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
-	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/internal/status"
 )
 
 // Index names.

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
-	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/internal/status"
 )
 
 // referrerPoll is how often a mirror being deleted checks whether the objects inside it are gone.

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/almproject/alm/controllers/internal/status"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/internal/status"
 )
 
 // Finalizer keeps an object until its Konnect entity is deleted.
