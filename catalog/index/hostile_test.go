@@ -3,8 +3,8 @@ package index
 import (
 	"archive/tar"
 	"bytes"
-	"fmt"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
