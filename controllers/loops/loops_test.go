@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/almproject/alm/controllers/internal/installer"
 )
 
 func TestSelect(t *testing.T) {
@@ -83,4 +85,17 @@ func TestEverySelectionRemovesTheFinalizersItAdds(t *testing.T) {
 		t.Error(`Select("install,upgrade") accepted: deleted OperatorVersions would keep their cleanup finalizer`)
 	}
 	t.Logf("%d of %d selections accepted", accepted, 1<<len(names))
+}
+
+// The catalog loops create versions with the cleanup finalizer only when gc, which removes it, runs with them.
+func TestVersionFinalizers(t *testing.T) {
+	for spec, want := range map[string]int{"all": 1, "catalog,lifecycle": 1, "catalog": 0, "apptype,gc": 1, "lifecycle": 1} {
+		selected, err := Select(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := VersionFinalizers(selected); len(got) != want || want == 1 && got[0] != installer.Finalizer {
+			t.Errorf("--loops %s: version finalizers %v, want %d", spec, got, want)
+		}
+	}
 }

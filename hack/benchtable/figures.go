@@ -42,15 +42,22 @@ var Figures = []Figure{
 	{Bench: "BenchmarkStory", Metric: "s-apptype-to-succeeded", Title: "AppType declared → OperatorVersion Succeeded (s, real processes)", Format: "%.1f"},
 	{Bench: "BenchmarkStory", Metric: "s-publish-to-old-deleted", Title: "New version published → old version deleted (s, real processes)", Format: "%.1f"},
 
-	// ALM at scale (test/scale): 1,000 AppTypes in 100 namespaces from a 50-package catalog of 7-object bundles,
-	// ALM a real process; requests counted by the API server's audit log of ALM's user.
+	// ALM at scale (test/scale): 1,000 AppTypes in 100 namespaces (and 10,000 in 1,000) from a 50-package catalog of
+	// 7-object bundles, ALM a real process; requests counted by the API server's audit log of ALM's user. What the
+	// requests (req-*/install) and the resident megabytes at the end (mem-*-MB) are for follow as the benchmark's
+	// other metrics.
 	{Bench: "BenchmarkScale", Metric: "succeeded", Title: "Scale: OperatorVersions Succeeded (of 1,000)", Min: Limit(1000)},
-	{Bench: "BenchmarkScale", Metric: "rss-MB", Title: "Scale: ALM peak RSS (MB)", Max: Limit(200)},
+	{Bench: "BenchmarkScale", Metric: "rss-MB", Title: "Scale: ALM peak RSS (MB)", Max: Limit(100)},
 	{Bench: "BenchmarkScale", Metric: "heap-MB", Title: "Scale: ALM peak heap (MB)"},
-	{Bench: "BenchmarkScale", Metric: "requests/install", Title: "Scale: API requests per install (7 objects + 5)", Format: "%.1f", Max: Limit(12)},
+	{Bench: "BenchmarkScale", Metric: "install-requests/install", Title: "Scale: API requests per install, 7-object bundle (what installs cost: one-off start-up requests left out)", Format: "%.2f", Max: Limit(12)},
+	{Bench: "BenchmarkScale", Metric: "requests/install", Title: "Scale: all of ALM's API requests / installs (start-up included)", Format: "%.2f"},
 	{Bench: "BenchmarkScale", Metric: "requests-no-events/install", Title: "Scale: API requests per install, Events left out", Format: "%.1f"},
 	{Bench: "BenchmarkScale", Metric: "reconciles/install", Title: "Scale: reconciles per install", Format: "%.1f"},
 	{Bench: "BenchmarkScale", Metric: "s-after-available", Title: "Scale: all Succeeded after the last Deployment available (s)", Format: "%.1f", Max: Limit(30)},
+	{Bench: "BenchmarkScale10k", Metric: "succeeded", Title: "Scale 10k: OperatorVersions Succeeded (of 10,000 in 1,000 namespaces)", Min: Limit(10000)},
+	{Bench: "BenchmarkScale10k", Metric: "rss-MB", Title: "Scale 10k: ALM peak RSS (MB; goal ≤ 300)", Max: Limit(300)},
+	{Bench: "BenchmarkScale10k", Metric: "heap-MB", Title: "Scale 10k: ALM peak heap (MB)"},
+	{Bench: "BenchmarkScale10k", Metric: "requests/install", Title: "Scale 10k: API requests per install", Format: "%.2f"},
 
 	// The Konnect operator (controllers/konnect/bench_test.go).
 	{Bench: "BenchmarkSync/list", Metric: "s-to-programmed", Title: "Konnect: 2,000 creates at 20 ms latency → all Programmed (s)",
