@@ -121,6 +121,10 @@ bench: tools images ## Run the Go benchmarks and print one Markdown table (BENCH
 	@echo; go run ./hack/benchtable/cmd/benchtable -measured $(MEASURED) -command "$(BENCH_COMMAND)" -started $(STARTED) \
 		< $(BIN)/bench.txt; echo; echo "(full output: $(BIN)/bench.txt)"
 
+.PHONY: bench-scale-10k
+bench-scale-10k: ## BenchmarkScale10k alone (10,000 AppTypes in 1,000 namespaces; long), into its own section of docs/measured.md.
+	ALM_SCALE_10K=1 $(MAKE) --no-print-directory bench BENCH=BenchmarkScale10k BENCHPKGS=./test/scale BENCH_COMMAND='make bench-scale-10k'
+
 ##@ Run
 
 .PHONY: run
