@@ -94,13 +94,17 @@ test-repeat: tools ## Run PKGS (default: the integration packages) N times (defa
 	hack/test-repeat.sh $(N) $(PKGS)
 
 CHAOS_REPORT := $(BIN)/chaos-report.jsonl
+# The one file of measured figures: make bench and make test-chaos each replace their section (hack/measured).
+MEASURED ?= docs/measured.md
+STARTED  := $(shell date +%s)
 
 .PHONY: test-chaos
 test-chaos: tools images ## Kill ALM, restart kube-apiserver and break Konnect during installs, upgrades and syncs; print a table.
 	@rm -f $(CHAOS_REPORT); touch $(CHAOS_REPORT); rc=0; \
 	ALM_CHAOS=1 ALM_CHAOS_REPORT=$(CHAOS_REPORT) go test -count=1 -timeout 25m -v ./test/chaos/... 2>&1 \
 		| tee $(BIN)/chaos.log | grep -E '^(--- |ok|FAIL|panic)' || rc=$$?; \
-	echo; go run ./test/chaos/cmd/chaostable $(CHAOS_REPORT); echo "(full output: $(BIN)/chaos.log)"; exit $$rc
+	echo; go run ./test/chaos/cmd/chaostable -measured $(MEASURED) -command "make test-chaos" -started $(STARTED) $(CHAOS_REPORT); \
+	echo "(full output: $(BIN)/chaos.log)"; exit $$rc
 
 .PHONY: test-e2e
 test-e2e: tools ## Run only the end-to-end tests.
@@ -109,11 +113,17 @@ test-e2e: tools ## Run only the end-to-end tests.
 .PHONY: bench
 BENCH     ?= .
 BENCHPKGS ?= ./...
+BENCH_COMMAND = make bench$(if $(filter-out .,$(BENCH)), BENCH='$(BENCH)')$(if $(filter-out ./...,$(BENCHPKGS)), BENCHPKGS='$(BENCHPKGS)')
 
 bench: tools images ## Run the Go benchmarks and print one Markdown table (BENCH=regexp, BENCHPKGS=packages narrow them).
 	go test -run '^$$' -bench '$(BENCH)' -benchmem -timeout 60m $(BENCHPKGS) 2>&1 | tee $(BIN)/bench.txt \
 		| grep -E '^(Benchmark|ok|FAIL|--- |panic)'
-	@echo; go run ./hack/benchtable/cmd/benchtable < $(BIN)/bench.txt; echo; echo "(full output: $(BIN)/bench.txt)"
+	@echo; go run ./hack/benchtable/cmd/benchtable -measured $(MEASURED) -command "$(BENCH_COMMAND)" -started $(STARTED) \
+		< $(BIN)/bench.txt; echo; echo "(full output: $(BIN)/bench.txt)"
+
+.PHONY: bench-scale-10k
+bench-scale-10k: ## BenchmarkScale10k alone (10,000 AppTypes in 1,000 namespaces; long), into its own section of docs/measured.md.
+	ALM_SCALE_10K=1 $(MAKE) --no-print-directory bench BENCH=BenchmarkScale10k BENCHPKGS=./test/scale BENCH_COMMAND='make bench-scale-10k'
 
 ##@ Run
 

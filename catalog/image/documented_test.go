@@ -1,21 +1,24 @@
 package image
 
 import (
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/almproject/alm/test/readmecheck"
 )
 
-// TestHostileImagesDocumented: every hostile row is listed under "Hostile inputs" in the top-level README.
+// TestHostileImagesDocumented: every hostile row is listed under "Hostile inputs" in the top-level README, and every
+// TestHostileImagesRefused case a README row names exists.
 func TestHostileImagesDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	rows, err := readmecheck.HostileRows("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var names []string
 	for _, row := range hostileRows() {
-		name := "TestHostileImagesRefused/catalog/" + strings.ReplaceAll(row.name, " ", "_")
-		if !strings.Contains(string(readme), "`"+name+"`") {
-			t.Errorf("README.md, Hostile inputs: no row names `%s`", name)
-		}
+		names = append(names, strings.ReplaceAll(row.name, " ", "_"))
+	}
+	for _, p := range readmecheck.CrossCheck(rows, "TestHostileImagesRefused", "catalog/", names) {
+		t.Error(p)
 	}
 }

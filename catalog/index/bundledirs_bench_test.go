@@ -1,40 +1,31 @@
 package index
 
 import (
-	"context"
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/pkg/image"
-	"github.com/operator-framework/operator-registry/pkg/registry"
 
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/fbc"
 	"github.com/almproject/alm/test/corpus"
+	"github.com/almproject/alm/test/opm"
 )
 
-// The bundle-directory benchmark: a synthetic corpus of real-sized bundles (test/corpus), loaded in one
-// run by `almctl catalog render` (fbc.LoadDirWith + New + WriteCatalog), by the CatalogSource load (fbc.LoadDir +
-// New) and by operator-registry's render of bundle directories. Each load runs in its own process, so wall
-// time and peak RSS are what a user measures with /usr/bin/time.
-//
-// operator-registry v1.64.0's alpha/action.Render does not build with our pinned dependencies: it needs ~60 more
-// modules (containerd, podman image and storage, sqlite) and libgpgme (cgo) or the containers_image_openpgp build
-// tag. opmRender does exactly what action.Render does for a bundle-directory reference (renderBundleDirectory:
-// registry.NewImageInput, then bundleToDeclcfg: registry.ObjectsAndPropertiesFromBundle and the CSV's JSON), for
-// each directory in turn as opm does, then declcfg.WriteJSON; it skips creating the image registry that
-// action.Render makes and never uses for directories.
+// The bundle-directory benchmark: a synthetic corpus of real-sized bundles (test/corpus), rendered in one run by
+// `almctl catalog render` (built from cmd/almctl) and by `opm render` (bin/opm, operator-registry v1.64.0 built from
+// its pinned module by `make tools`) of every bundle directory, and loaded by the CatalogSource load (fbc.LoadDir +
+// New, in a child of the test binary). Each is a process of its own, so wall time and peak RSS are what a user
+// measures with /usr/bin/time; both renders' output is read back and must hold every bundle.
 
 const (
 	benchChildEnv = "ALM_BENCH_CHILD"
@@ -89,8 +80,6 @@ func TestBenchChild(t *testing.T) {
 		err = almRender(dir, io.Discard)
 	case "alm-load":
 		err = almLoad(dir)
-	case "opm-render":
-		err = opmRender(dir, io.Discard)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -127,8 +116,8 @@ func almLoad(dir string) error {
 	return nil
 }
 
-// opmRender is operator-registry's render of every bundle directory under dir (see the file comment).
-func opmRender(dir string, w io.Writer) error {
+// bundleDirs lists the bundle directories under dir, as fbc.LoadDir finds them: what `opm render` is given.
+func bundleDirs(b *testing.B, dir string) []string {
 	var refs []string
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() && isBundleDir(path) {
@@ -138,59 +127,134 @@ func opmRender(dir string, w io.Writer) error {
 		return err
 	})
 	if err != nil {
-		return err
+		b.Fatal(err)
 	}
-	cfg := &declcfg.DeclarativeConfig{}
-	for _, ref := range refs {
-		img, err := registry.NewImageInput(image.SimpleReference(""), ref)
-		if err != nil {
-			return err
-		}
-		objs, props, err := registry.ObjectsAndPropertiesFromBundle(img.Bundle)
-		if err != nil {
-			return err
-		}
-		var csvJSON []byte
-		for _, o := range img.Bundle.Objects {
-			if o.GetKind() == "ClusterServiceVersion" {
-				if csvJSON, err = json.Marshal(o); err != nil {
-					return err
-				}
+	return refs
+}
+
+// buildAlmctl builds cmd/almctl into a temporary directory.
+func buildAlmctl(b *testing.B) string {
+	out := filepath.Join(b.TempDir(), "almctl")
+	cmd := exec.CommandContext(b.Context(), "go", "build", "-o", out, "./cmd/almctl")
+	cmd.Dir = "../.."
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building almctl: %v\n%s", err, msg)
+	}
+	return out
+}
+
+// bundleCounter counts the olm.bundle documents of a File-Based Catalog written through it, in any JSON spacing.
+type bundleCounter struct {
+	carry   []byte
+	bundles int
+}
+
+var bundleSchema = regexp.MustCompile(`"schema":\s*"olm\.bundle"`)
+
+func (c *bundleCounter) Write(p []byte) (int, error) {
+	buf := append(c.carry, p...)
+	matches := bundleSchema.FindAllIndex(buf, -1)
+	c.bundles += len(matches)
+	from := max(0, len(buf)-32) // a match is shorter: one cut by the chunk's end is found with the next chunk
+	if len(matches) > 0 {
+		from = max(from, matches[len(matches)-1][1]) // never count a match twice
+	}
+	c.carry = append(c.carry[:0], buf[from:]...)
+	return len(p), nil
+}
+
+// procRun runs cmd to its end and returns its wall time, peak RSS and CPU time (user + system). The peak RSS is the
+// process's VmHWM, read from /proc every 5 ms while it runs (the high-water mark of its own memory since its exec):
+// ru_maxrss would not do, since Go starts a child with vfork and Linux records the parent's high-water mark in the
+// child's ru_maxrss at exec.
+func procRun(b *testing.B, name string, cmd *exec.Cmd) (time.Duration, int64, time.Duration) {
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("%s: %v", name, err)
+	}
+	done := make(chan struct{})
+	hwm := make(chan int64)
+	go func() {
+		var peak int64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := vmHWM(cmd.Process.Pid); v > peak {
+				peak = v
+			}
+			select {
+			case <-done:
+				hwm <- peak
+				return
+			case <-tick.C:
 			}
 		}
-		cfg.Merge(&declcfg.DeclarativeConfig{Bundles: []declcfg.Bundle{{Schema: declcfg.SchemaBundle, Name: img.Bundle.Name,
-			Package: img.Bundle.Package, Properties: props, Objects: objs, CsvJSON: string(csvJSON)}}})
-	}
-	return declcfg.WriteJSON(*cfg, w)
-}
-
-// childRun runs one mode in a child process and returns its wall time, peak RSS and CPU time (user + system).
-func childRun(b *testing.B, mode, dir string) (time.Duration, int64, time.Duration) {
-	cmd := exec.CommandContext(context.Background(), os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), benchChildEnv+"="+mode, benchDirEnv+"="+dir)
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	}()
+	err := cmd.Wait()
 	wall := time.Since(start)
+	close(done)
+	peak := <-hwm
 	if err != nil {
-		b.Fatalf("%s: %v\n%s", mode, err, out)
+		b.Fatalf("%s: %v\n%s", name, err, stderr.Bytes())
 	}
-	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if ru == nil {
-		return wall, 0, 0
-	}
-	return wall, ru.Maxrss * 1024, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime() // Linux reports KiB
+	return wall, peak, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
-// BenchmarkBundleDirs measures, side by side in one run, almctl catalog render and the CatalogSource load of a
-// directory of real-sized bundles against operator-registry's render of the same directories: wall time and peak
-// RSS per process, and the ratios ALM/opm (the target is at most 0.5 for both). The three loads run interleaved,
-// ALM_BENCH_ROUNDS times (default 3) per iteration, and the fastest round of each counts, so a neighbour's load on
-// a shared machine disturbs all three alike.
+// vmHWM is the peak RSS of process pid so far (VmHWM in /proc/pid/status), or 0 once it has exited.
+func vmHWM(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kib * 1024
+		}
+	}
+	return 0
+}
+
+// renderRun runs a render to its end (procRun) and fails unless it wrote every one of the want bundles.
+func renderRun(b *testing.B, name string, cmd *exec.Cmd, want int) (time.Duration, int64, time.Duration) {
+	counter := &bundleCounter{}
+	cmd.Stdout = counter
+	wall, rss, cpu := procRun(b, name, cmd)
+	if counter.bundles != want {
+		b.Fatalf("%s wrote %d olm.bundle documents, want %d", name, counter.bundles, want)
+	}
+	return wall, rss, cpu
+}
+
+// BenchmarkBundleDirs measures, side by side in one run, `almctl catalog render` and the CatalogSource load of a
+// directory of real-sized bundles against `opm render` of the same directories: wall time, peak RSS and CPU time
+// per process, and the ratios ALM/opm. The three run interleaved, ALM_BENCH_ROUNDS times (default 3) per iteration,
+// and the fastest round of each counts, so a neighbour's load on a shared machine disturbs all three alike.
 func BenchmarkBundleDirs(b *testing.B) {
 	dir := bundleCorpus(b)
+	refs := bundleDirs(b, dir)
+	almctl := buildAlmctl(b)
+	opm.Path(b) // fails at once, saying `make tools` builds it, when bin/opm is missing
 	rounds := 3
 	if n, err := strconv.Atoi(os.Getenv("ALM_BENCH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
+	}
+	run := map[string]func() (time.Duration, int64, time.Duration){
+		"opm-render": func() (time.Duration, int64, time.Duration) {
+			args := append(append([]string{"render"}, refs...), "-o", "json")
+			return renderRun(b, "opm render", opm.Command(b.Context(), b, b.TempDir(), args...), len(refs))
+		},
+		"alm-render": func() (time.Duration, int64, time.Duration) {
+			cmd := exec.CommandContext(b.Context(), almctl, "catalog", "render", dir, "-o", "json")
+			return renderRun(b, "almctl catalog render", cmd, len(refs))
+		},
+		"alm-load": func() (time.Duration, int64, time.Duration) {
+			cmd := exec.CommandContext(b.Context(), os.Args[0], "-test.run=^TestBenchChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), benchChildEnv+"=alm-load", benchDirEnv+"="+dir)
+			return procRun(b, "alm-load", cmd)
+		},
 	}
 	modes := []string{"opm-render", "alm-render", "alm-load"}
 	best := map[string]time.Duration{}
@@ -199,7 +263,7 @@ func BenchmarkBundleDirs(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for r := 0; r < rounds; r++ {
 			for _, mode := range modes {
-				wall, rss, used := childRun(b, mode, dir)
+				wall, rss, used := run[mode]()
 				if best[mode] == 0 || wall < best[mode] {
 					best[mode], cpu[mode] = wall, used
 				}
@@ -208,13 +272,16 @@ func BenchmarkBundleDirs(b *testing.B) {
 		}
 	}
 	opmWall, opmRSS := float64(best["opm-render"]), float64(peak["opm-render"])
-	b.Logf("%d bundle directories (%s), GOMAXPROCS=%d, fastest of %d rounds", benchBundleCount(), dir, runtime.GOMAXPROCS(0), rounds*b.N)
-	b.Logf("%-11s %10s %8s %14s %8s %10s %8s", "load", "wall", "/opm", "peak RSS", "/opm", "CPU", "/opm")
+	b.Logf("%d bundle directories (%s), GOMAXPROCS=%d, fastest of %d rounds; peak RSS is each process's VmHWM",
+		len(refs), dir, runtime.GOMAXPROCS(0), rounds*b.N)
+
+	b.Logf("%-11s %10s %8s %14s %8s %10s %8s", "process", "wall", "/opm", "peak RSS", "/opm", "CPU", "/opm")
 	for _, mode := range modes {
 		b.Logf("%-11s %10s %8.2f %10.1f MiB %8.2f %10s %8.2f", mode, best[mode].Round(time.Millisecond), float64(best[mode])/opmWall,
 			float64(peak[mode])/(1<<20), float64(peak[mode])/opmRSS, cpu[mode].Round(time.Millisecond), float64(cpu[mode])/float64(cpu["opm-render"]))
 		b.ReportMetric(float64(best[mode].Milliseconds()), mode+"-wall-ms")
 		b.ReportMetric(float64(peak[mode])/(1<<20), mode+"-peak-RSS-MiB")
+		b.ReportMetric(float64(cpu[mode].Milliseconds()), mode+"-cpu-ms")
 	}
 	b.ReportMetric(float64(best["alm-render"])/opmWall, "render-wall/opm")
 	b.ReportMetric(float64(peak["alm-render"])/opmRSS, "render-RSS/opm")

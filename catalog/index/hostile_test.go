@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +20,7 @@ import (
 	"github.com/almproject/alm/catalog/fbc"
 	"github.com/almproject/alm/catalog/internal/cattest"
 	"github.com/almproject/alm/catalog/policy"
+	"github.com/almproject/alm/test/readmecheck"
 )
 
 const hostileCSV = "bad/1.0.0/manifests/bad.v1.0.0.clusterserviceversion.yaml"
@@ -248,8 +250,10 @@ func TestHostileInput(t *testing.T) {
 			}
 			var after runtime.MemStats
 			runtime.ReadMemStats(&after)
-			if d, alloc := time.Since(start), after.TotalAlloc-before.TotalAlloc; d > 10*time.Second || alloc > 200<<20 {
-				t.Errorf("load took %s and allocated %d MB", d, alloc>>20)
+			d, alloc := time.Since(start), after.TotalAlloc-before.TotalAlloc
+			t.Logf("loaded in %s, %d MB allocated", d.Round(time.Millisecond), alloc>>20)
+			if d > hostileLoadLimit || alloc > hostileAllocLimit {
+				t.Errorf("load took %s and allocated %d MB; every row must load in under %s and %d MB", d, alloc>>20, hostileLoadLimit, hostileAllocLimit>>20)
 			}
 			ix := New(Catalog{Name: "test", Contents: contents})
 			assertHostile(t, ix, dir, tt.rule, tt.severity, tt.file, tt.detail)
@@ -383,16 +387,42 @@ func TestHostileConfigMaps(t *testing.T) {
 	}
 }
 
-// assertDocumented checks that the "Hostile inputs" table of the top-level README lists every case of a test.
+// The bounds every row of TestHostileInput is held to (README rows 6 to 10 state them; TestHostileBoundsDocumented).
+const (
+	hostileLoadLimit  = time.Second
+	hostileAllocLimit = 200 << 20
+)
+
+// assertDocumented checks that the "Hostile inputs" table of the top-level README and the cases of a test agree:
+// every case has a row, and every case a row names exists.
 func assertDocumented(t *testing.T, test string, names []string) {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	rows, err := readmecheck.HostileRows("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range names {
-		if !strings.Contains(string(readme), "`"+test+"/"+name+"`") {
-			t.Errorf("README.md, Hostile inputs: no row names `%s/%s`", test, name)
+	for _, p := range readmecheck.CrossCheck(rows, test, "", names) {
+		t.Error(p)
+	}
+}
+
+// TestHostileBoundsDocumented: the README states the time and memory bounds of the parser rows exactly as
+// TestHostileInput asserts them, and no row claims a speed that no test asserts.
+func TestHostileBoundsDocumented(t *testing.T) {
+	rows, err := readmecheck.HostileRows("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := fmt.Sprintf("in under %s and %d MB allocated (asserted", hostileLoadLimit, hostileAllocLimit>>20)
+	for _, name := range []string{"yaml-alias-bomb-manifest", "deeply-nested-yaml"} {
+		row := readmecheck.RowNaming(rows, "TestHostileInput/"+name)
+		if row == nil || !strings.Contains(row.Text, bound) {
+			t.Errorf("README.md, Hostile inputs: the row of TestHostileInput/%s must state %q", name, bound)
+		}
+	}
+	for _, r := range rows {
+		if strings.Contains(r.Text, "in milliseconds") {
+			t.Errorf("README.md, Hostile inputs row %d says \"in milliseconds\", which no test asserts", r.Number)
 		}
 	}
 }

@@ -9,10 +9,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
@@ -28,6 +32,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/catalogsource"
+	"github.com/almproject/alm/controllers/crdaccess"
 	"github.com/almproject/alm/controllers/install"
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/metrics"
@@ -41,9 +46,13 @@ func main() {
 	}
 }
 
+// gcPercent is the GOGC ALM runs with unless the environment sets one.
+const gcPercent = 50
+
 type options struct {
 	metricsAddr             string
 	probeAddr               string
+	pprofAddr               string
 	leaderElect             bool
 	leaderElectionNamespace string
 	leaderElectionID        string
@@ -65,7 +74,14 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	o.loopOptions.VersionFinalizers = loops.VersionFinalizers(selected)
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
+	if os.Getenv("GOGC") == "" {
+		// Collect garbage when the heap has grown by half since the last collection (Go's default: doubled). A burst
+		// of installs allocates fast (copies from the cache, plans, JSON), so at the default the peak resident memory
+		// is about three times what ALM holds (BenchmarkScale). The price is a little more CPU for the collector.
+		debug.SetGCPercent(gcPercent)
+	}
 	log := ctrl.Log.WithName("alm")
 	mgr, err := newManager(o)
 	if err != nil {
@@ -106,6 +122,8 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 		"Address the Prometheus metrics endpoint (/metrics) listens on; \"0\" disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
 		"Address the liveness (/healthz) and readiness (/readyz) probes listen on.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0",
+		"Address Go's profiles (/debug/pprof/) listen on, e.g. 127.0.0.1:8082; \"0\" (the default) disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false,
 		"Elect a leader through a Lease so that only one replica reconciles at a time. Enable when running more than one replica.")
 	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "",
@@ -193,6 +211,7 @@ func newManager(o *options) (ctrl.Manager, error) {
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        electionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
@@ -203,7 +222,11 @@ func newManager(o *options) (ctrl.Manager, error) {
 		// of its own, of ALM's objects' metadata (installer.Objects).
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}: {Label: catalogLabelSelector()},
+				&corev1.ConfigMap{}:  {Label: catalogLabelSelector()},
+				&appsv1.Deployment{}: {Transform: deploymentReadiness},
+				// The crdaccess loop reads its own ClusterRole; no loop reads others from this cache (the installer
+				// reads what it applies from its own metadata cache), so the cluster's other ClusterRoles are not held.
+				&rbacv1.ClusterRole{}: {Field: fields.OneTermEqualSelector("metadata.name", crdaccess.ClusterRoleName)},
 			},
 			// No loop reads managedFields; without them a thousand OperatorVersions and Deployments take far less memory.
 			DefaultTransform: cache.TransformStripManagedFields(),
@@ -215,6 +238,20 @@ func newManager(o *options) (ctrl.Manager, error) {
 	// The metrics endpoint reports every OperatorVersion and CatalogSource in the cache (controllers/metrics).
 	metrics.Watch(mgr.GetCache())
 	return mgr, nil
+}
+
+// deploymentReadiness keeps of a Deployment in ALM's cache what its readiness is judged by (metadata, spec.replicas,
+// status): ALM reads Deployments from the cache only to know whether they are available (installer.DeploymentReady)
+// and applies them from the bundle, so the pod template, most of a Deployment's bytes, is left out, for every
+// Deployment of the cluster the cache holds.
+func deploymentReadiness(obj any) (any, error) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return cache.TransformStripManagedFields()(obj)
+	}
+	d.ManagedFields = nil
+	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds}
+	return d, nil
 }
 
 // newScheme registers the kinds ALM reads and writes.

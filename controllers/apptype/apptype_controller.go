@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,6 +34,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Namespace is ALM's own namespace, whose CatalogSources serve every namespace.
 	Namespace string
+	// VersionFinalizers are the finalizers the OperatorVersions it creates carry from the start (loops.Options).
+	VersionFinalizers []string
 	// writes remembers the loop's own status writes, so that a cached AppType that does not show the last one yet
 	// is skipped rather than written again from a stale copy.
 	writes status.Writes
@@ -68,6 +69,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// status write now rather than a second one when the OperatorVersion's creation comes back.
 		res, err = r.resolve(at, installed)
 	}
+	if err == nil && firstInstallUnderWay(at, installed) {
+		// The OperatorVersion's status shows the progress; the AppType's first status is written once, when its
+		// first version has Succeeded or stopped (one request per install instead of two). Its creation and every
+		// phase change bring the AppType back here.
+		return ctrl.Result{}, nil
+	}
 	resolved(&st, at, installed, res, err)
 	report(&st, at, installed, res, err == nil)
 	if werr := r.writeStatus(ctx, at, st); werr != nil {
@@ -87,11 +94,9 @@ func (r *Reconciler) install(ctx context.Context, at *operatorsv1alpha1.AppType,
 		return nil, fmt.Errorf("building OperatorVersion %s for %s: %w", res.Chosen.Name, klog.KObj(at), err)
 	}
 	ov.Spec.Source = registry.Reference(res.Chosen.Catalog)
-	if err := versions.Create(ctx, r.Client, at, ov); err != nil {
-		return nil, err
-	}
-	r.Recorder.Eventf(at, ov, corev1.EventTypeNormal, "Installing", "Install", "Installing %s %s from %s", ov.Name, ov.Spec.Version, res.Chosen.Catalog)
-	return ov, nil
+	// No Event: the OperatorVersion's Succeeded (or Failed) Event tells how the install ended, and the AppType's
+	// status which version was chosen from which catalog and why; at a thousand installs every Event is a request.
+	return ov, versions.Create(ctx, r.Client, at, ov, r.VersionFinalizers)
 }
 
 // resolve resolves at's package from the catalogs, as an upgrade of installed when there is one.
@@ -154,6 +159,19 @@ func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, 
 	} else {
 		set(st, at, operatorsv1alpha1.ConditionReady, metav1.ConditionFalse, operatorsv1alpha1.ReasonInstalling, notReadyMessage(installed))
 	}
+}
+
+// firstInstallUnderWay says whether at has never had a status written and its first version is on its way
+// (created, InstallReady, Installing): nothing to report that the version's own status does not show.
+func firstInstallUnderWay(at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion) bool {
+	if installed == nil || len(at.Status.Conditions) > 0 {
+		return false
+	}
+	switch installed.Status.Phase {
+	case "", operatorsv1alpha1.PhaseInstallReady, operatorsv1alpha1.PhaseInstalling:
+		return true
+	}
+	return false
 }
 
 // notReadyMessage says why the installed version is not ready. While it is on its way (created, InstallReady,

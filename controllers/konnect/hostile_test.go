@@ -2,7 +2,6 @@ package konnect
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/readmecheck"
 )
 
 // hostileRow is one hostile input to the Konnect operator. Either the API server refuses the object (admission:
@@ -228,16 +228,19 @@ func hugeRows() []hostileRow {
 	}
 }
 
-// Every row is listed under "Hostile inputs" in the top-level README (runs with -short too).
+// Every row is listed under "Hostile inputs" in the top-level README, and every TestHostileKonnect case a README row
+// names exists (runs with -short too).
 func TestHostileKonnectDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	rows, err := readmecheck.HostileRows("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	var names []string
 	for _, row := range hostileRows() {
-		if !strings.Contains(string(readme), "`TestHostileKonnect/"+row.name+"`") {
-			t.Errorf("README.md, Hostile inputs: no row names `TestHostileKonnect/%s`", row.name)
-		}
+		names = append(names, row.name)
+	}
+	for _, p := range readmecheck.CrossCheck(rows, "TestHostileKonnect", "", names) {
+		t.Error(p)
 	}
 }
 

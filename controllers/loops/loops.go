@@ -59,6 +59,21 @@ type Options struct {
 	// default): only in Namespace and in namespaces labelled operators.alm.dev/trusted-installs=true; the same
 	// namespaces may use image registries on loopback.
 	TrustAllNamespaces bool
+	// VersionFinalizers are the finalizers the apptype and upgradetrigger loops put on the OperatorVersions they
+	// create, so that the install and upgrade loops need no request to add them: VersionFinalizers(selected).
+	VersionFinalizers []string
+}
+
+// VersionFinalizers is what Options.VersionFinalizers holds for the selected loops: the cleanup finalizer when a
+// loop that removes it (install, upgrade: its owners) is selected too, nothing otherwise (a manager of the catalog
+// loops alone must not create what no loop of its own can let go; the install loop then adds the finalizer itself).
+func VersionFinalizers(selected []Loop) []string {
+	for _, l := range selected {
+		if slices.Contains(l.RemovesFinalizers, cleanup.Finalizer) {
+			return []string{cleanup.Finalizer}
+		}
+	}
+	return nil
 }
 
 // accessPolicy is where the install and upgrade loops install versions without a ServiceAccount.
@@ -107,7 +122,8 @@ var All = []Loop{
 		return r.SetupWithManager(mgr)
 	}},
 	{Name: "apptype", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&apptype.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("apptype"), Namespace: o.Namespace}).SetupWithManager(mgr)
+		return (&apptype.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("apptype"), Namespace: o.Namespace,
+			VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
 	}},
 	{Name: "requirements", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("requirements"),
@@ -118,7 +134,8 @@ var All = []Loop{
 		return (&crd.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("crd")}).SetupWithManager(mgr)
 	}},
 	{Name: upgradetrigger.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&upgradetrigger.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(upgradetrigger.Name), Namespace: o.Namespace}).SetupWithManager(mgr)
+		return (&upgradetrigger.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(upgradetrigger.Name), Namespace: o.Namespace,
+			VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
 	}},
 	// crdaccess grants ALM list on the custom resources of the CRDs the versions ship, which install and upgrade
 	// read to check a CRD update (ALM's least-privilege role has no `*`).

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/almproject/alm/controllers/internal/cleanup"
 )
 
 func TestSelect(t *testing.T) {
@@ -86,5 +88,19 @@ func TestSelectRefusesAStrandedFinalizer(t *testing.T) {
 	}
 	if _, err := Select("adder,remover"); err != nil {
 		t.Errorf(`Select("adder,remover"): %v`, err)
+	}
+}
+
+// The catalog loops create versions with the cleanup finalizer only when a loop that removes it (install or upgrade)
+// runs with them.
+func TestVersionFinalizers(t *testing.T) {
+	for spec, want := range map[string]int{"all": 1, "catalog,lifecycle": 1, "catalog": 0, "apptype,gc": 0, "apptype,install": 1, "apptype,upgrade": 1, "lifecycle": 1} {
+		selected, err := Select(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := VersionFinalizers(selected); len(got) != want || want == 1 && got[0] != cleanup.Finalizer {
+			t.Errorf("--loops %s: version finalizers %v, want %d", spec, got, want)
+		}
 	}
 }

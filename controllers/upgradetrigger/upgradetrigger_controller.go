@@ -32,6 +32,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Namespace is ALM's own namespace.
 	Namespace string
+	// VersionFinalizers are the finalizers the OperatorVersions it creates carry from the start (loops.Options).
+	VersionFinalizers []string
 }
 
 // Reconcile looks for a successor of one installed OperatorVersion.
@@ -70,7 +72,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, nil
 		}
 	}
-	if err := versions.Create(ctx, r.Client, at, next); err != nil {
+	if err := versions.Create(ctx, r.Client, at, next, r.VersionFinalizers); err != nil {
 		return ctrl.Result{}, err
 	}
 	r.Recorder.Eventf(at, next, corev1.EventTypeNormal, "Upgrading", "Upgrade", "Upgrading %s to %s %s", ov.Name, next.Name, next.Spec.Version)

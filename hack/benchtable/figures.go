@@ -3,27 +3,31 @@ package benchtable
 // Figures are the rows `make bench` prints, in order: what the issues ask to be measured, each with the anchor
 // measured beside it in the same run or the target it is held to.
 var Figures = []Figure{
-	// Catalog (catalog/index/bench_test.go, catalog/index/bundledirs_bench_test.go): beside operator-registry in the same run.
+	// Catalog (catalog/index/bench_test.go): beside operator-registry's library in the same process, labelled as the
+	// reconstruction it is; bundle directories (catalog/index/bundledirs_bench_test.go): almctl beside bin/opm, each
+	// a process, in the same rounds.
 	{Bench: "BenchmarkLoadIndex10k", Metric: "alm-ms/op", Title: "Catalog load + index, 10,000 bundles (ms)",
-		Anchor: "olm-ms/op", AnchorTitle: "operator-registry declcfg LoadFS + ConvertToModel, same run"},
+		Anchor: "olm-ms/op", AnchorTitle: "operator-registry's library in the same process (declcfg LoadFS + ConvertToModel; a reconstruction, not opm), same run"},
 	{Bench: "BenchmarkLoadIndex10k", Metric: "alm-heap-MB", Title: "Catalog heap kept, 10,000 bundles (MB)",
-		Anchor: "olm-heap-MB", AnchorTitle: "operator-registry model, same run"},
+		Anchor: "olm-heap-MB", AnchorTitle: "operator-registry's model in the same process (a reconstruction, not opm), same run"},
 	{Bench: "BenchmarkResolve10k", Metric: "ns/op", Title: "Resolve one upgrade in the 10,000-bundle index (ns/call)", Format: "%.0f"},
 	{Bench: "BenchmarkBundleDirs", Metric: "alm-render-wall-ms", Title: "almctl catalog render of bundle directories (ms)",
-		Anchor: "opm-render-wall-ms", AnchorTitle: "opm render, same run"},
+		Anchor: "opm-render-wall-ms", AnchorTitle: "bin/opm render (v1.64.0, a process), same run"},
 	{Bench: "BenchmarkBundleDirs", Metric: "alm-render-peak-RSS-MiB", Title: "almctl catalog render peak RSS (MiB)",
-		Anchor: "opm-render-peak-RSS-MiB", AnchorTitle: "opm render, same run"},
+		Anchor: "opm-render-peak-RSS-MiB", AnchorTitle: "bin/opm render (v1.64.0, a process), same run"},
+	{Bench: "BenchmarkBundleDirs", Metric: "alm-render-cpu-ms", Title: "almctl catalog render CPU, user + system (ms)",
+		Anchor: "opm-render-cpu-ms", AnchorTitle: "bin/opm render (v1.64.0, a process), same run"},
 	{Bench: "BenchmarkBundleDirs", Metric: "alm-load-wall-ms", Title: "CatalogSource load of the same directories (ms)"},
 
 	// Catalog images (controllers/catalogsource/bench_test.go): a 10,000-bundle File-Based Catalog image on a
 	// loopback registry, polled to serving by the CatalogSource loop's code in a process of its own, beside
 	// `opm render --use-http` of the same image in the same rounds; and the poll of an unchanged image.
 	{Bench: "BenchmarkCatalogImage10k", Metric: "alm-wall-ms", Title: "Catalog image, 10,000 bundles: poll → serving, process wall (ms)",
-		Anchor: "opm-wall-ms", AnchorTitle: "opm render --use-http, same run"},
+		Anchor: "opm-wall-ms", AnchorTitle: "bin/opm render --use-http (v1.64.0, a process), same run"},
 	{Bench: "BenchmarkCatalogImage10k", Metric: "alm-peak-RSS-MiB", Title: "Catalog image, 10,000 bundles: peak RSS (MiB)",
-		Anchor: "opm-peak-RSS-MiB", AnchorTitle: "opm render --use-http, same run"},
+		Anchor: "opm-peak-RSS-MiB", AnchorTitle: "bin/opm render --use-http (v1.64.0, a process), same run"},
 	{Bench: "BenchmarkCatalogImage10k", Metric: "alm-cpu-ms", Title: "Catalog image, 10,000 bundles: CPU, user + system (ms)",
-		Anchor: "opm-cpu-ms", AnchorTitle: "opm render --use-http, same run"},
+		Anchor: "opm-cpu-ms", AnchorTitle: "bin/opm render --use-http (v1.64.0, a process), same run"},
 	{Bench: "BenchmarkCatalogImage10k", Metric: "alm-serving-ms", Title: "Catalog image, 10,000 bundles: poll → serving inside the running loop (ms)"},
 	{Bench: "BenchmarkCatalogImage10k", Metric: "catalog-MiB", Title: "Catalog image: FBC JSON as opm writes it (MiB)", Format: "%.1f"},
 	{Bench: "BenchmarkCatalogImage10k", Metric: "layer-MiB", Title: "Catalog image: its one layer, compressed (MiB)", Format: "%.1f"},
@@ -38,15 +42,22 @@ var Figures = []Figure{
 	{Bench: "BenchmarkStory", Metric: "s-apptype-to-succeeded", Title: "AppType declared → OperatorVersion Succeeded (s, real processes)", Format: "%.1f"},
 	{Bench: "BenchmarkStory", Metric: "s-publish-to-old-deleted", Title: "New version published → old version deleted (s, real processes)", Format: "%.1f"},
 
-	// ALM at scale (test/scale): 1,000 AppTypes in 100 namespaces from a 50-package catalog of 7-object bundles,
-	// ALM a real process; requests counted by the API server's audit log of ALM's user.
+	// ALM at scale (test/scale): 1,000 AppTypes in 100 namespaces (and 10,000 in 1,000) from a 50-package catalog of
+	// 7-object bundles, ALM a real process; requests counted by the API server's audit log of ALM's user. What the
+	// requests (req-*/install) and the resident megabytes at the end (mem-*-MB) are for follow as the benchmark's
+	// other metrics.
 	{Bench: "BenchmarkScale", Metric: "succeeded", Title: "Scale: OperatorVersions Succeeded (of 1,000)", Min: Limit(1000)},
-	{Bench: "BenchmarkScale", Metric: "rss-MB", Title: "Scale: ALM peak RSS (MB)", Max: Limit(200)},
+	{Bench: "BenchmarkScale", Metric: "rss-MB", Title: "Scale: ALM peak RSS (MB)", Max: Limit(100)},
 	{Bench: "BenchmarkScale", Metric: "heap-MB", Title: "Scale: ALM peak heap (MB)"},
-	{Bench: "BenchmarkScale", Metric: "requests/install", Title: "Scale: API requests per install (7 objects + 5)", Format: "%.1f", Max: Limit(12)},
+	{Bench: "BenchmarkScale", Metric: "install-requests/install", Title: "Scale: API requests per install, 7-object bundle (what installs cost: one-off start-up requests left out)", Format: "%.2f", Max: Limit(12)},
+	{Bench: "BenchmarkScale", Metric: "requests/install", Title: "Scale: all of ALM's API requests / installs (start-up included)", Format: "%.2f"},
 	{Bench: "BenchmarkScale", Metric: "requests-no-events/install", Title: "Scale: API requests per install, Events left out", Format: "%.1f"},
 	{Bench: "BenchmarkScale", Metric: "reconciles/install", Title: "Scale: reconciles per install", Format: "%.1f"},
 	{Bench: "BenchmarkScale", Metric: "s-after-available", Title: "Scale: all Succeeded after the last Deployment available (s)", Format: "%.1f", Max: Limit(30)},
+	{Bench: "BenchmarkScale10k", Metric: "succeeded", Title: "Scale 10k: OperatorVersions Succeeded (of 10,000 in 1,000 namespaces)", Min: Limit(10000)},
+	{Bench: "BenchmarkScale10k", Metric: "rss-MB", Title: "Scale 10k: ALM peak RSS (MB; goal ≤ 300)", Max: Limit(300)},
+	{Bench: "BenchmarkScale10k", Metric: "heap-MB", Title: "Scale 10k: ALM peak heap (MB)"},
+	{Bench: "BenchmarkScale10k", Metric: "requests/install", Title: "Scale 10k: API requests per install", Format: "%.2f"},
 
 	// The Konnect operator (controllers/konnect/bench_test.go).
 	{Bench: "BenchmarkSync/list", Metric: "s-to-programmed", Title: "Konnect: 2,000 creates at 20 ms latency → all Programmed (s)",

@@ -258,6 +258,8 @@ type Injected struct {
 	ServerErrors int64 `json:"server_errors"`
 	// LostResponses: committed, then answered with an error (or a dropped connection) instead of the result.
 	LostResponses int64 `json:"lost_responses"`
+	// Held: committed, then the answer held until the test released or dropped it (HoldNext).
+	Held int64 `json:"held"`
 }
 
 // Injected returns how many answers failed on purpose since the start (or the last ResetCounters).
@@ -311,11 +313,22 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, h handle
 		retryAfter, limited := s.rateLimitedLocked(o)
 		var fault faultDecision
 		var faulty bool
+		var hold *Hold
 		if !limited {
 			fault, faulty = s.faultLocked(method, path)
 		}
+		if !limited && !faulty {
+			if hold = s.holdLocked(method, path); hold != nil {
+				s.injected.Held++
+			}
+		}
 		s.countInjectedLocked(limited, fault, faulty)
 		s.mu.Unlock()
+
+		if hold != nil {
+			s.serveHeld(hold, w, r, func(w http.ResponseWriter) { h(w, r, o) })
+			return
+		}
 
 		if limited {
 			// Konnect's API gateway answers like Kong's rate limiting plugin.

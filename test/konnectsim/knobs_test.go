@@ -523,3 +523,51 @@ func TestStartOnlyOnLoopback(t *testing.T) {
 		}
 	}
 }
+
+// HoldNext: the create is committed while its answer is held; a released answer arrives as it was, a dropped one
+// never does, and an unnamed service created twice is two services (Konnect does not deduplicate them).
+func TestHoldNext(t *testing.T) {
+	s := konnectsim.StartTest(t, konnectsim.Options{})
+	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
+	ctx := context.Background()
+	cp := simtest.CreateControlPlane(t, sdk, "cp", nil)
+	unnamed := components.Service{Host: "echo.example.com"}
+	for _, drop := range []bool{false, true} {
+		hold := s.HoldNext("POST", konnectsim.PathServices)
+		answered := make(chan error, 1)
+		go func() {
+			_, err := sdk.Services.CreateService(ctx, cp.ID, unnamed)
+			answered <- err
+		}()
+		select {
+		case <-hold.Committed():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the held create was not committed")
+		}
+		if hold.Status() != http.StatusCreated {
+			t.Errorf("held create: status %d, want 201", hold.Status())
+		}
+		select {
+		case err := <-answered:
+			t.Fatalf("the client got an answer while it was held: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if drop {
+			hold.Drop()
+		} else {
+			hold.Release()
+		}
+		if err := <-answered; (err != nil) != drop {
+			t.Errorf("drop=%v: the client got %v", drop, err)
+		}
+	}
+	n := 0
+	for _, o := range s.Objects() {
+		if o.Kind == konnectsim.KindService {
+			n++
+		}
+	}
+	if n != 2 || s.Injected().Held != 2 {
+		t.Errorf("%d services, %d held answers; want 2 and 2", n, s.Injected().Held)
+	}
+}

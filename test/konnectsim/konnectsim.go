@@ -113,6 +113,7 @@ type Server struct {
 	errorRate float64
 	lostRate  float64
 	faults    []*faultRule
+	holds     []*Hold
 	throttles map[*store.Org]*throttle
 	counters  map[string]int64
 	total     int64

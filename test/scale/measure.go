@@ -240,3 +240,87 @@ func procMemory(pid int) (rss, peak float64, err error) {
 	}
 	return rss, peak, nil
 }
+
+// download writes what url answers to the file path.
+func download(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// Purposes sorts the requests by what they are for, as the README explains an install's cost: the bundle's objects,
+// the OperatorVersion's create, its metadata (the cleanup finalizer), its status, the AppType's status, Events,
+// reads (informers' lists and watches, discovery) and the rest.
+func (r Requests) Purposes() map[string]int {
+	out := map[string]int{}
+	for k, c := range r {
+		verb, resource, _ := strings.Cut(k, " ")
+		var purpose string
+		switch {
+		case verb == "get" || verb == "list" || verb == "watch":
+			purpose = "reads"
+		case strings.HasSuffix(resource, " events.events.k8s.io") || resource == "events.events.k8s.io" || resource == "events":
+			purpose = "events"
+		case resource == "operatorversions.operators.alm.dev" && verb == "create":
+			purpose = "ov-create"
+		case resource == "operatorversions.operators.alm.dev":
+			purpose = "ov-metadata"
+		case resource == "operatorversions.operators.alm.dev/status":
+			purpose = "ov-status"
+		case resource == "apptypes.operators.alm.dev/status":
+			purpose = "apptype-status"
+		case verb == "create" || verb == "update" || verb == "patch":
+			purpose = "objects"
+		default:
+			purpose = "other"
+		}
+		out[purpose] += c
+	}
+	return out
+}
+
+// MemoryUses says what ALM's resident memory at the end of a run is for, in bytes: "binary" (the executable's
+// code and data, file-backed: RssFile), the heap's live objects sorted by HeapUses ("heap: informers", ...), "heap:
+// garbage and free" (the heap's other resident pages: garbage not yet collected, free spans not yet returned),
+// "stacks" and "runtime" (the Go runtime's own structures). status is ALM's /proc/<pid>/status read before the
+// profile was taken (writing a profile touches the binary's symbol tables), m its metrics, profile its heap profile
+// file.
+func MemoryUses(ctx context.Context, status []byte, m Metrics, profile string) (map[string]float64, error) {
+	kb := map[string]float64{}
+	for _, line := range strings.Split(string(status), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if fields := strings.Fields(value); ok && len(fields) > 0 {
+			kb[key], _ = strconv.ParseFloat(fields[0], 64)
+		}
+	}
+	out := map[string]float64{"binary": (kb["RssFile"] + kb["RssShmem"]) * 1024}
+	live, err := HeapUses(ctx, profile)
+	if err != nil {
+		return nil, err
+	}
+	total := 0.0
+	for use, n := range live {
+		out["heap: "+use] = n
+		total += n
+	}
+	heap := m.Sum("go_memstats_heap_inuse_bytes") + m.Sum("go_memstats_heap_idle_bytes") - m.Sum("go_memstats_heap_released_bytes")
+	out["heap: garbage and free"] = max(0, heap-total)
+	out["stacks"] = m.Sum("go_memstats_stack_inuse_bytes")
+	out["runtime"] = m.Sum("go_memstats_mspan_inuse_bytes") + m.Sum("go_memstats_mcache_inuse_bytes") + m.Sum("go_memstats_gc_sys_bytes") +
+		m.Sum("go_memstats_other_sys_bytes") + m.Sum("go_memstats_buck_hash_sys_bytes")
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -81,6 +82,17 @@ func (r *run) collect(ctx context.Context, res *Result) error {
 		}
 	}
 	if res.RSS, res.PeakRSS, err = procMemory(r.alm.Process.Pid); err != nil {
+		return err
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.alm.Process.Pid))
+	if err != nil {
+		return err
+	}
+	if err := download(ctx, r.pprof, r.o.HeapProfile); err != nil {
+		return fmt.Errorf("ALM's heap profile: %w", err)
+	}
+	r.logf("ALM's heap profile: %s (go tool pprof -sample_index=inuse_space %s)", r.o.HeapProfile, r.o.HeapProfile)
+	if res.Memory, err = MemoryUses(ctx, status, m, r.o.HeapProfile); err != nil {
 		return err
 	}
 	r.stopALM() // every request ALM made is in the audit log now

@@ -37,6 +37,9 @@ type Options struct {
 	Namespaces, PerNamespace, Packages int
 	// ALMArgs are extra flags for the ALM process.
 	ALMArgs []string
+	// HeapProfile is the file the run writes ALM's heap profile (/debug/pprof/heap) to at the end, before it stops
+	// ALM (ALM_SCALE_HEAP_PROFILE); a temporary file when empty.
+	HeapProfile string
 	// Timeout bounds the whole run after the cluster started.
 	Timeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -57,6 +60,8 @@ type Result struct {
 	RSS, PeakRSS float64
 	// Heap and PeakHeap are ALM's go_memstats_heap_alloc_bytes at the end and the highest sampled.
 	Heap, PeakHeap float64
+	// Memory is what ALM's resident memory at the end is for (MemoryUses).
+	Memory map[string]float64
 	// Reconciles are controller_runtime_reconcile_total by controller.
 	Reconciles map[string]float64
 	// Requests are ALM's API requests by verb and resource, from start-up until the end of the run.
@@ -74,6 +79,12 @@ func (r *Result) RequestsPerInstall() float64 {
 // RequestsPerInstallWithoutEvents leaves out the Events ALM records for users.
 func (r *Result) RequestsPerInstallWithoutEvents() float64 {
 	return float64(r.Requests.Total()-r.Requests.Events()) / float64(r.Installs)
+}
+
+// CostPerInstall is what an install costs in API requests: every request but what ALM does once whatever the
+// number of installs (the informers' lists and watches, API discovery, syncing the catalog), divided by the installs.
+func (r *Result) CostPerInstall() float64 {
+	return r.InstallRequestsPerInstall() + float64(r.Requests.Events())/float64(r.Installs)
 }
 
 // InstallRequestsPerInstall counts what an install costs: every request but the Events and what ALM does once
@@ -116,6 +127,7 @@ type run struct {
 	alm      *exec.Cmd
 	almDone  chan error
 	metrics  string
+	pprof    string // ALM's heap profile endpoint
 	peakHeap float64
 	mu       sync.Mutex
 }
@@ -217,12 +229,21 @@ func (r *run) startALM(bin, kubeconfig string) error {
 		return err
 	}
 	r.metrics = "http://" + port + "/metrics"
+	pport, err := freePort()
+	if err != nil {
+		return err
+	}
+	r.pprof = "http://" + pport + "/debug/pprof/heap"
+	profiling := []string{"--pprof-bind-address=" + pport}
+	if r.o.HeapProfile == "" {
+		r.o.HeapProfile = filepath.Join(r.work, "heap.pb.gz")
+	}
 	logFile, err := os.Create(r.almLogPath())
 	if err != nil {
 		return err
 	}
 	args := append([]string{"--kubeconfig=" + kubeconfig, "--namespace=" + almNamespace,
-		"--metrics-bind-address=" + port, "--health-probe-bind-address=0"}, r.o.ALMArgs...)
+		"--metrics-bind-address=" + port, "--health-probe-bind-address=0"}, append(profiling, r.o.ALMArgs...)...)
 	r.logf("starting ALM %s", strings.Join(r.o.ALMArgs, " "))
 	r.alm = exec.Command(bin, args...)
 	r.alm.Stdout, r.alm.Stderr = logFile, logFile
@@ -296,6 +317,7 @@ func Size(o Options) (Options, error) {
 			*field = n
 		}
 	}
+	o.HeapProfile = os.Getenv("ALM_SCALE_HEAP_PROFILE")
 	if v := os.Getenv("ALM_SCALE_ALM_ARGS"); v != "" {
 		o.ALMArgs = append(o.ALMArgs, strings.Fields(v)...)
 	}

@@ -462,8 +462,9 @@ func (in *Installer) setPhase(ov *operatorsv1alpha1.OperatorVersion, st *operato
 }
 
 // announced says whether a phase change gets an Event. Every one does but the start of an install (to Installing
-// from nothing, Pending or InstallReady): the AppType loop's Installing Event or the upgrade trigger's Upgrading Event
-// announced it already, and at a thousand installs every Event is a request. A Succeeded version that goes back to
+// from nothing, Pending or InstallReady): the version's phase shows it, its Succeeded or Failed Event tells how it
+// ended (an upgrade is announced by the upgrade trigger's Upgrading Event), and at a thousand installs every Event is
+// a request. A Succeeded version that goes back to
 // Installing (a Deployment is no longer available) gets one.
 func announced(from, to operatorsv1alpha1.OperatorVersionPhase) bool {
 	return to != operatorsv1alpha1.PhaseInstalling && to != operatorsv1alpha1.PhaseInstallReady || from == operatorsv1alpha1.PhaseSucceeded

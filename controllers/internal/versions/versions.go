@@ -89,9 +89,11 @@ func Installed(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.Opera
 
 // Create creates ov for at: owned by the AppType (deleting the AppType uninstalls), labelled with its package and
 // annotated with the operators.alm.dev/allow-* opt-ins of the AppType and of the CatalogSource it comes from
-// (ov.Spec.Source), and installed as the AppType's spec.serviceAccountName.
+// (ov.Spec.Source), installed as the AppType's spec.serviceAccountName, and carrying finalizers from the start
+// (the loops' Options.VersionFinalizers: the install loop's cleanup finalizer when the loop that removes it runs in
+// the same manager, which saves the install loop a request per version).
 // An OperatorVersion that already exists is left as it is.
-func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion) error {
+func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType, ov *operatorsv1alpha1.OperatorVersion, finalizers []string) error {
 	if err := controllerutil.SetControllerReference(at, ov, c.Scheme()); err != nil {
 		return err
 	}
@@ -100,6 +102,9 @@ func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType,
 	}
 	ov.Labels[operatorsv1alpha1.LabelAppType] = ownership.LabelValue(at.Spec.Package)
 	ov.Spec.ServiceAccountName = at.Spec.ServiceAccountName
+	for _, f := range finalizers {
+		controllerutil.AddFinalizer(ov, f)
+	}
 	optIns, err := OptIns(ctx, c, at, ov.Spec.Source)
 	if err != nil {
 		return err

@@ -161,7 +161,7 @@ func createWithOptIns(t *testing.T, appType, catalogSource map[string]string, so
 	c := b.Build()
 	at := &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "etcd", UID: "u1", Annotations: appType}, Spec: operatorsv1alpha1.AppTypeSpec{Package: "etcd"}}
 	o := ov("etcd.v1.0.0", "1.0.0", func(o *operatorsv1alpha1.OperatorVersion) { o.Spec.Source = source })
-	if err := Create(context.Background(), c, at, &o); err != nil {
+	if err := Create(context.Background(), c, at, &o, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := &operatorsv1alpha1.OperatorVersion{}

@@ -18,7 +18,7 @@ import (
 // create creates the entity, or adopts the one an earlier attempt created (found by its k8s-uid tag) if one may
 // exist, so that a create whose response was lost never leaves a duplicate.
 func (r *Reconciler[T]) create(ctx context.Context, obj T, p *pass) (konnectapi.Entity, error) {
-	if !p.neverSent && r.mayHaveBeenCreated(obj) {
+	if !skipLookupBeforeCreate && !p.neverSent && r.mayHaveBeenCreated(obj) {
 		if e, err := r.adopt(ctx, obj, p); err != nil || e.ID != "" {
 			return e, err
 		}

@@ -35,12 +35,16 @@ const (
 	entities      = controlPlanes * (1 + 3*perCP)
 )
 
-// TestKonnectChaos: the Konnect operator, as a process, syncs 500 entities (control planes, services, routes,
-// consumers) to the simulator answering 10% of the requests with a 5xx, losing 5% of the answers to changes it
-// committed, throttling every request with 429 + Retry-After in bursts and taking 50ms per request; the operator
-// is killed with SIGKILL once while it creates and once while it deletes, and started again each time. In the end
-// every object is Programmed, Konnect holds exactly one entity per object (by name per control plane, and by
-// k8s-uid), and once everything is deleted Konnect holds nothing and no object is left on a finalizer.
+// TestKonnectChaos: the Konnect operator, as a process, syncs 500 entities (control planes, consumers, and services
+// and routes without a name, which Konnect does not deduplicate: a create sent twice is two entities) to the
+// simulator answering 10% of the requests with a 5xx, losing 5% of the answers to changes it committed, throttling
+// every request with 429 + Retry-After in bursts and taking 50ms per request. The operator is killed with SIGKILL
+// twice while it creates, each time at the moment one of its creates (a service, then a route) has been committed
+// in Konnect and the simulator holds the answer (released or dropped after the kill, by seed), and once while it
+// deletes; it is started again each time. In the end every object is Programmed, Konnect holds exactly one entity
+// per object (by k8s-uid, and by name where there is one), and once everything is deleted Konnect holds nothing and
+// no object is left on a finalizer. TestKonnectChaosCatchesDuplicates shows the duplicate check failing when the
+// operator does not look for an earlier create by its tag.
 //
 // It runs three times, with seeds 13, 14 and 15 for the simulator's faults and the moments of the kills
 // (KONNECT_CHAOS_SEEDS=7,8 picks others).
@@ -59,8 +63,10 @@ func TestKonnectChaos(t *testing.T) {
 	}
 	bin := buildOperator(t)
 	row := chaos.Row{
-		Scenario: fmt.Sprintf("Konnect operator: %d entities, 10%% 5xx, 5%% lost answers, 429 bursts, 50ms latency; SIGKILL twice per run", entities),
-		Checks:   "all Programmed, 0 duplicates in Konnect (by name per control plane, by k8s-uid), ids match; after delete: 0 entities in Konnect, 0 objects on a finalizer",
+		Scenario: fmt.Sprintf("Konnect operator: %d entities (services and routes unnamed), 10%% 5xx, 5%% lost answers, 429 bursts, 50ms latency; "+
+			"SIGKILL with a service create and with a route create committed and unanswered, and once while deleting", entities),
+		Checks: "all Programmed, 0 duplicates in Konnect (by k8s-uid; by name where named), ids match; after delete: 0 entities in Konnect, " +
+			"0 objects on a finalizer",
 	}
 	var notes []string
 	var calls int64
@@ -76,11 +82,12 @@ func TestKonnectChaos(t *testing.T) {
 		inj.ServerErrors += r.injected.ServerErrors
 		inj.LostResponses += r.injected.LostResponses
 		inj.Throttled += r.injected.Throttled
+		inj.Held += r.injected.Held
 		notes = append(notes, fmt.Sprintf("seed %d: Programmed in %s, deleted in %s, kills at %s", sd,
 			r.created.Round(100*time.Millisecond), r.deleted.Round(100*time.Millisecond), strings.Join(r.kills, " and ")))
 	}
-	row.Notes = fmt.Sprintf("Konnect calls %d; injected 5xx %d, lost answers %d, 429 %d; %s",
-		calls, inj.ServerErrors, inj.LostResponses, inj.Throttled, strings.Join(notes, "; "))
+	row.Notes = fmt.Sprintf("Konnect calls %d; injected 5xx %d, lost answers %d, 429 %d, held answers %d; %s",
+		calls, inj.ServerErrors, inj.LostResponses, inj.Throttled, inj.Held, strings.Join(notes, "; "))
 	chaos.Record(t, row)
 }
 
@@ -94,18 +101,21 @@ type result struct {
 
 // run is one run of the scenario with seed; r is filled as far as the run got (also when it fails).
 func run(t *testing.T, bin string, seed uint64, r *result) {
-	s := newScenario(t, bin, seed)
+	s := newScenario(t, bin, fmt.Sprintf("konnect-chaos-%d", seed), seed)
 	defer func() {
 		r.calls, r.injected, r.kills = s.sim.TotalRequests(), s.sim.Injected(), s.killNotes
 	}()
 	start := time.Now()
+	holds := s.holdCreates()
 	s.createAll()
-	r.created = s.phase("create", start, s.programmed)
-	s.checkNoDuplicates()
+	r.created = s.phase("create", start, s.programmed, holds)
+	for _, p := range s.duplicates() {
+		t.Error(p)
+	}
 
 	deleteStart := time.Now()
 	s.deleteAll()
-	r.deleted = s.phase("delete", deleteStart, s.gone)
+	r.deleted = s.phase("delete", deleteStart, s.gone, nil)
 	s.checkNothingLeftInKonnect()
 	r.total = time.Since(start)
 }
@@ -124,7 +134,8 @@ type scenario struct {
 	killNotes    []string
 }
 
-func newScenario(t *testing.T, bin string, seed uint64) *scenario {
+// newScenario starts the simulator and the operator (bin), watching the new namespace ns.
+func newScenario(t *testing.T, bin, ns string, seed uint64) *scenario {
 	t.Helper()
 	if kubeAPI == nil {
 		t.Fatal("no local control plane")
@@ -149,12 +160,11 @@ func newScenario(t *testing.T, bin string, seed uint64) *scenario {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	ns := fmt.Sprintf("konnect-chaos-%d", seed)
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
 
-	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("konnect-chaos-%d-operator.log", seed))
+	logPath := filepath.Join(os.TempDir(), ns+"-operator.log")
 	op := newOperator(t, bin, logPath,
 		"--kubeconfig", kubeAPI.KubeconfigPath, "--watch-namespaces", ns,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
@@ -196,19 +206,43 @@ func (p progress) String() string {
 	return fmt.Sprintf("%d of %d done; e.g. %s", p.done, p.total, strings.Join(p.sample, "; "))
 }
 
-// phase waits (at most 4 minutes) until check reports everything done, killing the operator with SIGKILL once on
-// the way, when a seeded random share (20% to 70%) of the work is done, and starting it again at once. It returns
-// how long the phase took since start (when its objects began to be declared or deleted).
-func (s *scenario) phase(name string, start time.Time, check func() (progress, error)) time.Duration {
+// heldCreate is a create the simulator will hold: the skip+1-th create of its kind that reaches it.
+type heldCreate struct {
+	kind string
+	hold *konnectsim.Hold
+	skip int
+	done bool
+}
+
+// holdCreates arms the simulator to hold the answer of one service create and one route create, each a seeded
+// random one of the first half of the creates of its kind (so that it comes: every service and route is created
+// at least once).
+func (s *scenario) holdCreates() []*heldCreate {
+	var out []*heldCreate
+	for _, k := range []struct{ kind, path string }{{"service", konnectsim.PathServices}, {"route", konnectsim.PathRoutes}} {
+		skip := s.rnd.IntN(controlPlanes * perCP / 2)
+		out = append(out, &heldCreate{kind: k.kind, skip: skip, hold: s.sim.HoldAfter("POST", k.path, skip)})
+	}
+	return out
+}
+
+// phase waits (at most 4 minutes) until check reports everything done. With holds, it kills the operator with
+// SIGKILL as soon as a held create is committed (its answer not sent), then releases or drops the answer (by seed)
+// and starts the operator again; without, it kills it once when a seeded random share (20% to 70%) of the work is
+// done. It returns how long the phase took since start (when its objects began to be declared or deleted).
+func (s *scenario) phase(name string, start time.Time, check func() (progress, error), holds []*heldCreate) time.Duration {
 	s.t.Helper()
 	killAt := 0.2 + 0.5*s.rnd.Float64()
-	killed := false
+	killed := len(holds) > 0 // kills wait for the holds instead
 	deadline := start.Add(4 * time.Minute)
 	for {
 		if err := s.op.running(); err != nil {
 			s.t.Fatal(err)
 		}
 		p, err := check()
+		if s.killAtHeld(name, start, p, holds) {
+			continue
+		}
 		switch {
 		case err != nil:
 		case !killed && p.done >= int(killAt*float64(p.total)):
@@ -217,14 +251,52 @@ func (s *scenario) phase(name string, start time.Time, check func() (progress, e
 			killed = true
 			s.killNotes = append(s.killNotes, fmt.Sprintf("%s+%s (%d/%d done)", name, time.Since(start).Round(100*time.Millisecond), p.done, p.total))
 			continue
-		case p.done == p.total && killed:
+		case p.done == p.total && killed && allDone(holds):
 			return time.Since(start)
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("%s: not done after 4m: %v %v (operator log: %s)", name, p, err, s.op.log.Name())
+			s.t.Fatalf("%s: not done after 4m: %v %v; held creates done: %v (operator log: %s)", name, p, err, allDone(holds), s.op.log.Name())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// killAtHeld kills the operator for the first held create that was committed and not yet acted on, then releases
+// or drops its answer and starts the operator again. It reports whether it did.
+func (s *scenario) killAtHeld(name string, start time.Time, p progress, holds []*heldCreate) bool {
+	for _, h := range holds {
+		if h.done {
+			continue
+		}
+		select {
+		case <-h.hold.Committed():
+		default:
+			continue
+		}
+		s.op.kill()
+		answer := "released"
+		if s.rnd.IntN(2) == 0 {
+			h.hold.Drop()
+			answer = "dropped"
+		} else {
+			h.hold.Release()
+		}
+		s.op.start()
+		h.done = true
+		s.killNotes = append(s.killNotes, fmt.Sprintf("%s+%s (%d/%d done) with create %d of a %s committed (%d) and unanswered, then %s",
+			name, time.Since(start).Round(100*time.Millisecond), p.done, p.total, h.skip+1, h.kind, h.hold.Status(), answer))
+		return true
+	}
+	return false
+}
+
+func allDone(holds []*heldCreate) bool {
+	for _, h := range holds {
+		if !h.done {
+			return false
+		}
+	}
+	return true
 }
 
 // ---- the objects ----
@@ -259,12 +331,13 @@ func (s *scenario) createAll() {
 	}
 	for i := range controlPlanes * perCP {
 		cp := fmt.Sprintf("cp-%d", i%controlPlanes)
+		// Services and routes without a name: nothing but the k8s-uid tag tells a second create from the first.
 		svc := fmt.Sprintf("svc-%d", i)
 		s.create(&configurationv1alpha1.KongService{
 			ObjectMeta: metav1.ObjectMeta{Name: svc},
 			Spec: configurationv1alpha1.KongServiceSpec{
 				ControlPlaneRef:    cpRef(cp),
-				KongServiceAPISpec: configurationv1alpha1.KongServiceAPISpec{Name: &svc, Host: svc + ".example.com", Port: 80, Protocol: "http"},
+				KongServiceAPISpec: configurationv1alpha1.KongServiceAPISpec{Host: svc + ".example.com", Port: 80, Protocol: "http"},
 			},
 		})
 		route := fmt.Sprintf("route-%d", i)
@@ -272,7 +345,7 @@ func (s *scenario) createAll() {
 			ObjectMeta: metav1.ObjectMeta{Name: route},
 			Spec: configurationv1alpha1.KongRouteSpec{
 				ServiceRef:       &configurationv1alpha1.ServiceRef{Type: configurationv1alpha1.ServiceRefNamespacedRef, NamespacedRef: &configurationv1alpha1.NameRef{Name: svc}},
-				KongRouteAPISpec: configurationv1alpha1.KongRouteAPISpec{Name: &route, Paths: []string{"/" + route}},
+				KongRouteAPISpec: configurationv1alpha1.KongRouteAPISpec{Paths: []string{"/" + route}},
 			},
 		})
 		s.create(&configurationv1.KongConsumer{
@@ -404,39 +477,42 @@ func (s *scenario) gone() (progress, error) {
 
 // ---- the checks of Konnect ----
 
-// checkNoDuplicates: Konnect holds exactly the declared entities, one each, by name per control plane and by
-// k8s-uid, and every object's status names its entity.
-func (s *scenario) checkNoDuplicates() {
+// duplicates lists what is wrong with Konnect's entities: more than one entity with a k8s-uid (or a name, for the
+// kinds that have one here), a count other than one per object, or an object whose status.id is not in Konnect.
+func (s *scenario) duplicates() []string {
 	s.t.Helper()
 	objs, err := s.list()
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	var problems []string
 	byName := map[string]int{}
-	byUID := map[string]int{}
+	byUID := map[string][]string{}
 	ids := map[string]bool{}
-	for _, o := range s.sim.Objects() {
-		key := fmt.Sprintf("%s %s/%s", o.Kind, o.ControlPlaneID, o.Name)
-		byName[key]++
+	all := s.sim.Objects()
+	for _, o := range all {
+		if o.Name != "" {
+			byName[fmt.Sprintf("%s %s/%s", o.Kind, o.ControlPlaneID, o.Name)]++
+		}
 		ids[string(o.Kind)+" "+o.ID] = true
 		uid := o.Labels[entity.TagUID]
 		if uid == "" {
 			uid = entity.TagValue(o.Tags, entity.TagUID)
 		}
-		byUID[uid]++
+		byUID[uid] = append(byUID[uid], string(o.Kind)+" "+o.ID)
 	}
 	for key, n := range byName {
 		if n > 1 {
-			s.t.Errorf("%d entities named %s in Konnect", n, key)
+			problems = append(problems, fmt.Sprintf("%d entities named %s in Konnect", n, key))
 		}
 	}
-	for uid, n := range byUID {
-		if n > 1 {
-			s.t.Errorf("%d entities in Konnect carry k8s-uid %q", n, uid)
+	for uid, found := range byUID {
+		if len(found) > 1 {
+			problems = append(problems, fmt.Sprintf("%d entities in Konnect carry k8s-uid %q: %s", len(found), uid, strings.Join(found, ", ")))
 		}
 	}
-	if len(byName) != entities || len(byUID) != entities {
-		s.t.Errorf("Konnect holds %d entities (%d distinct k8s-uids), want %d", len(byName), len(byUID), entities)
+	if len(all) != entities || len(byUID) != entities {
+		problems = append(problems, fmt.Sprintf("Konnect holds %d entities (%d distinct k8s-uids), want %d", len(all), len(byUID), entities))
 	}
 	simKind := map[string]konnectsim.Kind{
 		"KonnectGatewayControlPlane": konnectsim.KindControlPlane, "KongService": konnectsim.KindService,
@@ -444,9 +520,11 @@ func (s *scenario) checkNoDuplicates() {
 	}
 	for _, o := range objs {
 		if k, ok := simKind[o.kind]; ok && !ids[string(k)+" "+o.id] {
-			s.t.Errorf("%s %s: status.id %q is not in Konnect", o.kind, o.name, o.id)
+			problems = append(problems, fmt.Sprintf("%s %s: status.id %q is not in Konnect", o.kind, o.name, o.id))
 		}
 	}
+	sort.Strings(problems)
+	return problems
 }
 
 // checkNothingLeftInKonnect: after the deletes, no entity is left in Konnect.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -26,15 +27,16 @@ type operator struct {
 	starts, kills int
 }
 
-// buildOperator builds cmd/konnect-operator into a temporary directory and returns the binary's path.
-func buildOperator(t *testing.T) string {
+// buildOperator builds cmd/konnect-operator into a temporary directory, with the build tags given (the mutation's),
+// and returns the binary's path.
+func buildOperator(t *testing.T, tags ...string) string {
 	t.Helper()
 	root, err := localkube.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "konnect-operator")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/konnect-operator")
+	build := exec.Command("go", "build", "-tags", strings.Join(tags, ","), "-o", bin, "./cmd/konnect-operator")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building cmd/konnect-operator: %v\n%s", err, out)

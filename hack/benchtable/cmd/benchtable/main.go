@@ -1,20 +1,26 @@
 // Command benchtable reads `go test -bench` output and prints the one Markdown table of `make bench`, headed by
-// the date and the machine it was measured on.
+// the date, the commit and the machine it was measured on; with -measured it also writes the table into that file's
+// section of the command (hack/measured).
 //
-//	go test -run '^$' -bench . ./... | benchtable
+//	go test -run '^$' -bench . ./... | benchtable -measured docs/measured.md -command 'make bench'
 package main
 
 import (
+	"bytes"
+	"flag"
 	"fmt"
 	"os"
-	"runtime"
-	"strings"
 	"time"
 
 	"github.com/almproject/alm/hack/benchtable"
+	"github.com/almproject/alm/hack/measured"
 )
 
 func main() {
+	path := flag.String("measured", "", "write the table into this file's section of -command (docs/measured.md)")
+	command := flag.String("command", "make bench", "the exact command that measured the figures")
+	started := flag.Int64("started", 0, "when the command started, in Unix seconds")
+	flag.Parse()
 	results, err := benchtable.Parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
@@ -24,21 +30,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtable: no benchmark lines in the input")
 		os.Exit(1)
 	}
-	fmt.Printf("Measured %s on %s, %d cores, %s/%s, %s.\n\n", time.Now().UTC().Format("2006-01-02"), cpuModel(),
-		runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
-	benchtable.Write(os.Stdout, benchtable.Figures, results)
-}
-
-// cpuModel is the processor's name from /proc/cpuinfo, or "an unknown CPU".
-func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "an unknown CPU"
+	var table bytes.Buffer
+	benchtable.Write(&table, benchtable.Figures, results)
+	fmt.Printf("Measured %s at commit %s on %s.\n\n%s", time.Now().UTC().Format("2006-01-02"), measured.Commit(), measured.Machine(), table.String())
+	if *path == "" {
+		return
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if name, ok := strings.CutPrefix(line, "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(name), ":"))
-		}
+	h := measured.Header{Command: *command}
+	if *started > 0 {
+		h.Started = time.Unix(*started, 0)
 	}
-	return "an unknown CPU"
+	if err := measured.Update(*path, "bench", h, table.String()); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("\n(written to %s)\n", *path)
 }
