@@ -35,18 +35,6 @@ func waitMetrics(t *testing.T, ctx context.Context, env *localenv.Env, namespace
 	return fams
 }
 
-// equal checks that the one series of name with labels has value want.
-func equal(f metricstest.Families, name string, labels map[string]string, want float64) error {
-	got, err := f.Value(name, labels)
-	if err != nil {
-		return err
-	}
-	if got != want {
-		return fmt.Errorf("%s%s = %g, want %g", name, metricstest.Format(labels), got, want)
-	}
-	return nil
-}
-
 func all(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -63,10 +51,10 @@ func assertALMInstallMetrics(t *testing.T, ctx context.Context, env *localenv.En
 	cat := map[string]string{"namespace": localenv.ALMNamespace, "name": localenv.CatalogName}
 	waitMetrics(t, ctx, env, localenv.ALMNamespace, localenv.ALMDeployment, func(f metricstest.Families) error {
 		return all(
-			equal(f, metrics.NameOperatorVersionPhase, map[string]string{"namespace": ns, "name": ov.Name, "package": localenv.Package, "version": "1.0.0", "phase": "Succeeded"}, 1),
-			equal(f, metrics.NameInstalls, map[string]string{"package": localenv.Package, "result": metrics.ResultSucceeded}, 1),
-			equal(f, metrics.NameCatalogSourceReady, cat, 1),
-			equal(f, metrics.NameCatalogSourceBundles, cat, 1),
+			f.Equal(metrics.NameOperatorVersionPhase, map[string]string{"namespace": ns, "name": ov.Name, "package": localenv.Package, "version": "1.0.0", "phase": "Succeeded"}, 1),
+			f.Equal(metrics.NameInstalls, map[string]string{"package": localenv.Package, "result": metrics.ResultSucceeded}, 1),
+			f.Equal(metrics.NameCatalogSourceReady, cat, 1),
+			f.Equal(metrics.NameCatalogSourceBundles, cat, 1),
 		)
 	})
 }
@@ -76,10 +64,10 @@ func assertALMInstallMetrics(t *testing.T, ctx context.Context, env *localenv.En
 func assertKonnectCreatesCounted(t *testing.T, ctx context.Context, env *localenv.Env) {
 	t.Helper()
 	f := waitMetrics(t, ctx, env, ns, localenv.Package, func(f metricstest.Families) error {
-		return equal(f, konnectmetrics.NameObjects, map[string]string{"kind": "KongRoute", "programmed": "True"}, 1)
+		return f.Equal(konnectmetrics.NameObjects, map[string]string{"kind": "KongRoute", "programmed": "True"}, 1)
 	})
 	for _, entity := range []string{"control_plane", "service", "route", "consumer"} {
-		if err := equal(f, konnectmetrics.NameRequests, map[string]string{"operation_type": "create", "entity_type": entity, "status_code": "201", "success": "true"}, 1); err != nil {
+		if err := f.Equal(konnectmetrics.NameRequests, map[string]string{"operation_type": "create", "entity_type": entity, "status_code": "201", "success": "true"}, 1); err != nil {
 			t.Errorf("Konnect creates: %v (%s)", err, f.Describe(konnectmetrics.NameRequests))
 		}
 	}
@@ -98,7 +86,7 @@ func assertKonnectCreatesCounted(t *testing.T, ctx context.Context, env *localen
 func assertDriftCounted(t *testing.T, ctx context.Context, env *localenv.Env) {
 	t.Helper()
 	waitMetrics(t, ctx, env, ns, localenv.Package, func(f metricstest.Families) error {
-		return equal(f, konnectmetrics.NameDriftCorrections, map[string]string{"kind": "KongService"}, 1)
+		return f.Equal(konnectmetrics.NameDriftCorrections, map[string]string{"kind": "KongService"}, 1)
 	})
 }
 
@@ -109,9 +97,9 @@ func assertALMUpgradeMetrics(t *testing.T, ctx context.Context, env *localenv.En
 	pkg := map[string]string{"package": localenv.Package}
 	waitMetrics(t, ctx, env, localenv.ALMNamespace, localenv.ALMDeployment, func(f metricstest.Families) error {
 		if err := all(
-			equal(f, metrics.NameUpgrades, map[string]string{"package": localenv.Package, "result": metrics.ResultSucceeded}, succeeded),
-			equal(f, metrics.NameAdoptions, pkg, succeeded+failed),
-			equal(f, metrics.NameOperatorVersionPhase, map[string]string{"namespace": ns, "name": installed, "phase": "Succeeded"}, 1),
+			f.Equal(metrics.NameUpgrades, map[string]string{"package": localenv.Package, "result": metrics.ResultSucceeded}, succeeded),
+			f.Equal(metrics.NameAdoptions, pkg, succeeded+failed),
+			f.Equal(metrics.NameOperatorVersionPhase, map[string]string{"namespace": ns, "name": installed, "phase": "Succeeded"}, 1),
 		); err != nil {
 			return err
 		}

@@ -28,18 +28,6 @@ func waitMetric(t *testing.T, timeout time.Duration, check func(metricstest.Fami
 	})
 }
 
-// wantValue checks the one series of name with labels has value want.
-func wantValue(f metricstest.Families, name string, labels map[string]string, want float64) error {
-	got, err := f.Value(name, labels)
-	if err != nil {
-		return err
-	}
-	if got != want {
-		return fmt.Errorf("%s%s = %g, want %g", name, metricstest.Format(labels), got, want)
-	}
-	return nil
-}
-
 // TestMetricsFollowTheStory: what a user graphs and alerts on follows an install, a failed install, an upgrade and
 // deletions: one phase series per OperatorVersion (gone with the version), installs and upgrades by package and
 // result, the hand-over, resolution failures by reason, and the CatalogSource's figures (gone with it).
@@ -58,13 +46,13 @@ func TestMetricsFollowTheStory(t *testing.T) {
 	cat := map[string]string{"namespace": ns, "name": "ops"}
 	waitMetric(t, 30*time.Second, func(f metricstest.Families) error {
 		for _, err := range []error{
-			wantValue(f, metrics.NameOperatorVersionPhase, v1, 1),
-			wantValue(f, metrics.NameOperatorVersionPhase, with(v1, "phase", "Succeeded"), 1),
-			wantValue(f, metrics.NameInstalls, map[string]string{"package": pkg, "result": "succeeded"}, 1),
-			wantValue(f, metrics.NameCatalogSourceReady, cat, 1),
-			wantValue(f, metrics.NameCatalogSourcePackages, cat, 1),
-			wantValue(f, metrics.NameCatalogSourceBundles, cat, 1),
-			wantValue(f, metrics.NameCatalogSourceRejectedBundles, cat, 0),
+			f.Equal(metrics.NameOperatorVersionPhase, v1, 1),
+			f.Equal(metrics.NameOperatorVersionPhase, with(v1, "phase", "Succeeded"), 1),
+			f.Equal(metrics.NameInstalls, map[string]string{"package": pkg, "result": "succeeded"}, 1),
+			f.Equal(metrics.NameCatalogSourceReady, cat, 1),
+			f.Equal(metrics.NameCatalogSourcePackages, cat, 1),
+			f.Equal(metrics.NameCatalogSourceBundles, cat, 1),
+			f.Equal(metrics.NameCatalogSourceRejectedBundles, cat, 0),
 		} {
 			if err != nil {
 				return err
@@ -87,7 +75,7 @@ func TestMetricsFollowTheStory(t *testing.T) {
 	notFound := map[string]string{"reason": operatorsv1alpha1.ReasonPackageNotFound}
 	appType(t, c, ns, "no-such-package")
 	waitMetric(t, 30*time.Second, func(f metricstest.Families) error {
-		return wantValue(f, metrics.NameResolutionFailures, notFound, before.Sum(metrics.NameResolutionFailures, notFound)+1)
+		return f.Equal(metrics.NameResolutionFailures, notFound, before.Sum(metrics.NameResolutionFailures, notFound)+1)
 	})
 
 	// 1.1.0 replaces 1.0.0: one upgrade, one hand-over, and 1.0.0's series go with it.
@@ -96,10 +84,10 @@ func TestMetricsFollowTheStory(t *testing.T) {
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m.v1.0.0"}}, 60*time.Second)
 	waitMetric(t, 30*time.Second, func(f metricstest.Families) error {
 		for _, err := range []error{
-			wantValue(f, metrics.NameOperatorVersionPhase, map[string]string{"namespace": ns, "name": "m.v1.1.0", "phase": "Succeeded"}, 1),
-			wantValue(f, metrics.NameUpgrades, map[string]string{"package": pkg, "result": "succeeded"}, 1),
-			wantValue(f, metrics.NameAdoptions, map[string]string{"package": pkg}, 1),
-			wantValue(f, metrics.NameInstalls, map[string]string{"package": pkg, "result": "succeeded"}, 1),
+			f.Equal(metrics.NameOperatorVersionPhase, map[string]string{"namespace": ns, "name": "m.v1.1.0", "phase": "Succeeded"}, 1),
+			f.Equal(metrics.NameUpgrades, map[string]string{"package": pkg, "result": "succeeded"}, 1),
+			f.Equal(metrics.NameAdoptions, map[string]string{"package": pkg}, 1),
+			f.Equal(metrics.NameInstalls, map[string]string{"package": pkg, "result": "succeeded"}, 1),
 		} {
 			if err != nil {
 				return err
@@ -120,10 +108,10 @@ func TestMetricsFollowTheStory(t *testing.T) {
 	})
 	harness.WaitPhase(t, c, ns, broken.Name, operatorsv1alpha1.PhaseFailed, 60*time.Second)
 	waitMetric(t, 30*time.Second, func(f metricstest.Families) error {
-		if err := wantValue(f, metrics.NameOperatorVersionPhase, map[string]string{"namespace": ns, "name": broken.Name, "phase": "Failed"}, 1); err != nil {
+		if err := f.Equal(metrics.NameOperatorVersionPhase, map[string]string{"namespace": ns, "name": broken.Name, "phase": "Failed"}, 1); err != nil {
 			return err
 		}
-		return wantValue(f, metrics.NameInstalls, map[string]string{"package": broken.Package, "result": "failed"}, 1)
+		return f.Equal(metrics.NameInstalls, map[string]string{"package": broken.Package, "result": "failed"}, 1)
 	})
 
 	// A deleted CatalogSource drops its series.

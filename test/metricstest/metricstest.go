@@ -100,6 +100,18 @@ func (f Families) Value(name string, want map[string]string) (float64, error) {
 	return s[0].Value, nil
 }
 
+// Equal checks that the one series of name with labels has value want.
+func (f Families) Equal(name string, labels map[string]string, want float64) error {
+	got, err := f.Value(name, labels)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("%s%s = %g, want %g", name, Format(labels), got, want)
+	}
+	return nil
+}
+
 // Describe lists the series of name, one per line, for failure messages.
 func (f Families) Describe(name string) string {
 	var lines []string
