@@ -182,6 +182,9 @@ func (b *Bundle) OperatorVersion(namespace string) (*almv1alpha1.OperatorVersion
 	ov.Spec.SkipRange, ov.Spec.DisplayName = csv.Annotations[AnnotationSkipRange], csv.Spec.DisplayName
 	ov.Spec.CustomResourceDefinitions = *csv.Spec.CustomResourceDefinitions.DeepCopy()
 	ov.Spec.Install = *csv.Spec.InstallStrategy.DeepCopy()
+	if err := addHandoff(ov, csv); err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+	}
 	for _, w := range csv.Spec.WebhookDefinitions {
 		ov.Spec.WebhookDefinitions = append(ov.Spec.WebhookDefinitions, *w.DeepCopy())
 	}

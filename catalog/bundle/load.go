@@ -100,6 +100,10 @@ func loadBundle(dir, shown string, keep bool) (*Bundle, []Problem) {
 	if HasErrors(problems) {
 		return nil, problems
 	}
+	if _, err := handoffTimeout(pb.csv); err != nil {
+		problems = append(problems, withBundle([]Problem{Errorf(shown, RuleInvalidHandoff, `write "true" or a duration such as 5m`, "%v", err)},
+			src.ann.PackageName, pb.csv.Name)...)
+	}
 	pkgs, more := readDependencies(dir, func(rel string) string { return filepath.Join(shown, rel) })
 	problems = append(problems, withBundle(more, src.ann.PackageName, pb.csv.Name)...)
 	if HasErrors(problems) {

@@ -69,6 +69,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if res.Status.Phase == operatorsv1alpha1.PhaseSucceeded && res.Plan != nil {
+		ready, wait, err := r.handoff(ctx, ov, olds, &res.Status)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !ready {
+			if err := r.Installer.WriteStatus(ctx, ov, res.Status); err != nil {
+				return ctrl.Result{}, err
+			}
+			if res.RequeueAfter > 0 && (wait == 0 || res.RequeueAfter < wait) {
+				wait = res.RequeueAfter
+			}
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 		for _, old := range olds {
 			if err := r.adopt(ctx, ov, old, olds, res.Plan); err != nil {
 				return ctrl.Result{}, err

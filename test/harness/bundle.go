@@ -49,8 +49,12 @@ func WriteBundle(t testing.TB, root string, d Demo) string {
 			},
 		},
 	}
+	csv.Annotations = map[string]string{}
 	if d.SkipRange != "" {
-		csv.Annotations = map[string]string{"olm.skipRange": d.SkipRange}
+		csv.Annotations["olm.skipRange"] = d.SkipRange
+	}
+	if d.Handoff != "" {
+		csv.Annotations["operators.alm.dev/handoff"] = d.Handoff
 	}
 	writeYAML(t, filepath.Join(dir, "manifests", ov.Spec.PackageName+".clusterserviceversion.yaml"), csv)
 	for _, raw := range ov.Spec.Objects {

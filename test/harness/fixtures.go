@@ -31,6 +31,8 @@ type Demo struct {
 	RequiredCRDs []string
 	// SkipRange is the olm.skipRange of the version (bundles only).
 	SkipRange string
+	// Handoff is the CSV annotation operators.alm.dev/handoff ("true" or a timeout; bundles only).
+	Handoff string
 	// CRDGroup is the group of the owned CRD widgets.<group>; default <package>.example.com. Two packages with one
 	// CRDGroup own the same CRD.
 	CRDGroup string

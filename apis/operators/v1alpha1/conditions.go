@@ -22,6 +22,9 @@ const (
 	// ConditionAuthorized is False when an OperatorVersion's install or upgrade was refused because the identity it
 	// acts for (spec.serviceAccountName, or ALM itself in a trusted namespace) may not create or grant what it needs.
 	ConditionAuthorized = "Authorized"
+	// ConditionHandoff (on a version with spec.handoff): whether its operator has taken over from the version it
+	// replaces (reasons HandoffRequested, HandoffCompleted, HandoffFailed, HandoffTimedOut).
+	ConditionHandoff = "HandoffCompleted"
 )
 
 // Condition reasons.
@@ -38,6 +41,10 @@ const (
 	ReasonUpToDate           = "UpToDate"
 	ReasonRequirementsMet    = "RequirementsMet"
 	ReasonRequirementMissing = "RequirementMissing"
+	ReasonHandoffRequested   = "HandoffRequested"
+	ReasonHandoffCompleted   = "HandoffCompleted"
+	ReasonHandoffFailed      = "HandoffFailed"
+	ReasonHandoffTimedOut    = "HandoffTimedOut"
 	// ReasonDependencyCycle: the packages a version requires require its own package back (spec.requiredPackages).
 	ReasonDependencyCycle    = "DependencyCycle"
 	ReasonCRDUnsafe          = "CRDUpdateUnsafe"

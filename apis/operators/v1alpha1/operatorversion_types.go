@@ -39,6 +39,30 @@ type CatalogReference struct {
 	Namespace string `json:"namespace"`
 }
 
+// HandoffSpec is how a version takes part in its upgrade.
+type HandoffSpec struct {
+	// timeout bounds the wait for the operator's answer.
+	Timeout metav1.Duration `json:"timeout"`
+}
+
+// HandoffStatus is a hand-over ALM requested of a new version, and the operator's answer.
+type HandoffStatus struct {
+	// from is the OperatorVersion the objects are handed over from.
+	From string `json:"from"`
+	// objects are what from owns, as "Kind namespace/name" (or "Kind name" for cluster-scoped ones).
+	// +optional
+	// +listType=atomic
+	Objects []string `json:"objects,omitempty"`
+	// requestedAt is when ALM asked; the version fails at requestedAt + spec.handoff.timeout.
+	RequestedAt metav1.Time `json:"requestedAt"`
+	// completed is written by the operator once it has taken over.
+	// +optional
+	Completed bool `json:"completed,omitempty"`
+	// failed is written by the operator when it cannot take over: why.
+	// +optional
+	Failed string `json:"failed,omitempty"`
+}
+
 // RequiredPackage is a package a version depends on, and the versions of it that satisfy the dependency.
 type RequiredPackage struct {
 	// name is the package name.
@@ -123,6 +147,13 @@ type OperatorVersionSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
 	RequiredPackages []RequiredPackage `json:"requiredPackages,omitempty"`
+
+	// handoff says that the operator takes part in its upgrade (the CSV annotation operators.alm.dev/handoff): once
+	// this version has Succeeded, ALM asks it (status.handoff) to take over from the version it replaces and moves
+	// ownership only after it reports completed; it fails the version if the operator reports failed or does not
+	// answer within timeout, and the old version keeps owning and running everything.
+	// +optional
+	Handoff *HandoffSpec `json:"handoff,omitempty"`
 
 	// install is the install strategy, as in a ClusterServiceVersion: {strategy: deployment, spec: {deployments,
 	// permissions, clusterPermissions}}. Its schema is not repeated here (the bundle validators check it); ALM
@@ -223,6 +254,12 @@ type OperatorVersionStatus struct {
 	// replacedBy is the name of the OperatorVersion that replaces this one.
 	// +optional
 	ReplacedBy string `json:"replacedBy,omitempty"`
+
+	// handoff is the domain-specific hand-over of a version that takes part in its upgrade (spec.handoff): what ALM
+	// asks it to take over, and its answer. ALM writes from, objects and requestedAt; the operator writes completed
+	// (or failed) once it has taken over, and ALM then moves ownership.
+	// +optional
+	Handoff *HandoffStatus `json:"handoff,omitempty"`
 
 	// conditions: RequirementsMet, Installed, Ready.
 	// +optional

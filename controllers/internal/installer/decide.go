@@ -30,6 +30,8 @@ var terminal = map[string]bool{
 	operatorsv1alpha1.ReasonInvalidStrategy: true,
 	operatorsv1alpha1.ReasonCRDUnsafe:       true,
 	ReasonConflict:                          true,
+	// The operator did not take over from the version it replaces (the Upgrade loop's handoff).
+	operatorsv1alpha1.ReasonHandoffFailed: true, operatorsv1alpha1.ReasonHandoffTimedOut: true,
 	// The bundle content is not what the version was resolved to, or not installable: see bundlecontent.
 	operatorsv1alpha1.ReasonDigestMismatch: true,
 	operatorsv1alpha1.ReasonInvalidBundle:  true,
