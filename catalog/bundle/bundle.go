@@ -119,6 +119,8 @@ type Metadata struct {
 	DisplayName string
 	CRDs        opv1alpha1.CustomResourceDefinitions
 	SkipRange   string
+	// Handoff is the CSV's operators.alm.dev/handoff annotation, checked (CheckHandoff).
+	Handoff string
 	// Raw is the property's whole value as the catalog wrote it, kept only when the catalog is loaded for rendering
 	// (fbc.LoadOptions.ForRender), so that rendering writes it back unchanged; nil otherwise.
 	Raw json.RawMessage
@@ -209,6 +211,14 @@ func (b *Bundle) imageOperatorVersion(namespace string) (*almv1alpha1.OperatorVe
 	if md := b.Metadata; md != nil {
 		ov.Spec.DisplayName, ov.Spec.SkipRange = md.DisplayName, md.SkipRange
 		ov.Spec.CustomResourceDefinitions = *md.CRDs.DeepCopy()
+		if md.Handoff != "" {
+			// The rule that lets the operator answer comes with the install strategy, read from the image.
+			timeout, err := parseHandoff(md.Handoff)
+			if err != nil {
+				return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+			}
+			ov.Spec.Handoff = &almv1alpha1.HandoffSpec{Timeout: metav1.Duration{Duration: timeout}}
+		}
 	}
 	ov.Spec.Bundle = &almv1alpha1.BundleReference{Image: b.Image, Digest: b.ImageDigest}
 	return ov, nil

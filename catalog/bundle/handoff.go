@@ -27,6 +27,17 @@ func handoffTimeout(csv *opv1alpha1.ClusterServiceVersion) (time.Duration, error
 	if !ok {
 		return 0, nil
 	}
+	return parseHandoff(v)
+}
+
+// CheckHandoff says why a handoff annotation's value is not valid; nil when it is.
+func CheckHandoff(v string) error {
+	_, err := parseHandoff(v)
+	return err
+}
+
+// parseHandoff reads a handoff annotation's value: "true" or a positive duration.
+func parseHandoff(v string) (time.Duration, error) {
 	if v == "true" {
 		return DefaultHandoffTimeout, nil
 	}

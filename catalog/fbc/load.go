@@ -338,7 +338,12 @@ func csvMetadata(raw json.RawMessage) (*bundle.Metadata, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, err
 	}
-	md := &bundle.Metadata{DisplayName: v.DisplayName, SkipRange: v.Annotations[bundle.AnnotationSkipRange]}
+	md := &bundle.Metadata{DisplayName: v.DisplayName, SkipRange: v.Annotations[bundle.AnnotationSkipRange], Handoff: v.Annotations[bundle.AnnotationHandoff]}
+	if md.Handoff != "" {
+		if err := bundle.CheckHandoff(md.Handoff); err != nil {
+			return nil, err
+		}
+	}
 	for _, d := range v.CustomResourceDefinitions.Owned {
 		md.CRDs.Owned = append(md.CRDs.Owned, opv1alpha1.CRDDescription{Name: d.Name, Version: d.Version, Kind: d.Kind, DisplayName: d.DisplayName})
 	}

@@ -41,6 +41,33 @@ func TestHandoffBeforeOwnershipMoves(t *testing.T) {
 	waitAppType(t, c, ns, pkg, 60*time.Second, installed("1.0.0"))
 	harness.Publish(t, c, harness.WriteBundle(t, bundles, handoffDemo(pkg, "2.0.0", "1.0.0", "10m")), "ops", ns)
 
+	handOver(t, c, ns, pkg)
+}
+
+// The same from bundle images, as a real catalog serves them: the annotation comes from the catalog's
+// olm.csv.metadata, the operator's rule from the install strategy in the bundle image.
+func TestHandoffFromBundleImages(t *testing.T) {
+	c := harness.Client(t, cp)
+	harness.RunKubelet(t, c, nil)
+	startALM(t, "all")
+	ns := harness.Namespace(t, c, "handoff-images")
+	r := harness.NewRegistry(t)
+	dir, pkg := t.TempDir(), "hi"
+	harness.WriteBundle(t, dir, handoffDemo(pkg, "1.0.0", "", ""))
+	r.PushCatalog(t, map[string][]byte{pkg + "/catalog.json": r.ImageCatalog(t, dir)}, "catalogs/ops:latest")
+	imageCatalog(t, c, r, ns, "ops", "catalogs/ops:latest")
+	appType(t, c, ns, pkg)
+	waitAppType(t, c, ns, pkg, 90*time.Second, installed("1.0.0"))
+	harness.WriteBundle(t, dir, handoffDemo(pkg, "2.0.0", "1.0.0", "10m"))
+	r.PushCatalog(t, map[string][]byte{pkg + "/catalog.json": r.ImageCatalog(t, dir)}, "catalogs/ops:latest")
+	handOver(t, c, ns, pkg)
+}
+
+// handOver waits until version 2.0.0 of pkg has Succeeded with a hand-over requested from 1.0.0, which keeps owning
+// everything; then it answers as the operator's ServiceAccount (which may not write 1.0.0's status) and waits until
+// 2.0.0 owns everything and 1.0.0 is gone.
+func handOver(t *testing.T, c client.Client, ns, pkg string) {
+	t.Helper()
 	v2 := waitOV(t, c, ns, pkg+".v2.0.0", func(ov *operatorsv1alpha1.OperatorVersion) error {
 		cond := apimeta.FindStatusCondition(ov.Status.Conditions, operatorsv1alpha1.ConditionHandoff)
 		if ov.Status.Phase != operatorsv1alpha1.PhaseSucceeded || ov.Status.Handoff == nil || ov.Status.Handoff.From != pkg+".v1.0.0" ||
