@@ -49,9 +49,10 @@ package main
 // Tenancy (README "Trust model"): before applying anything for an OperatorVersion that names a ServiceAccount, the
 // installer asks the API server's authorizer, with SubjectAccessReviews, whether that ServiceAccount may create the
 // version's objects and grant its rules; for a version without one it reads the namespace's
-// operators.alm.dev/trusted-installs label (get only, never cached).
+// operators.alm.dev/trusted-installs label, from a cache of the namespaces that carry it (list and watch filtered by
+// that label; get for a ServiceAccount-named version's checks).
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 //
 // Pods: when an installing version's Deployment is not available, install and upgrade read its pods (get, list;
 // never cached, no watch) to say why at once in the Ready condition: an image that cannot be pulled, a crash with

@@ -86,7 +86,7 @@ func (o Options) accessPolicy() access.Policy {
 // calls it, so that any selection of loops in a process sets it.
 func (o Options) bundles(mgr ctrl.Manager) *bundlecontent.Source {
 	if o.Bundles != nil && o.Bundles.Clients != nil && o.Bundles.Clients.Trusted == nil {
-		policy, reader := o.accessPolicy(), mgr.GetAPIReader()
+		policy, reader := o.accessPolicy(), mgr.GetClient() // Namespaces come from the manager's cache
 		o.Bundles.Clients.Trusted = func(ctx context.Context, namespace string) (bool, error) {
 			return policy.Trusted(ctx, reader, namespace)
 		}
@@ -128,7 +128,7 @@ var All = []Loop{
 	{Name: "requirements", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("requirements"),
 			Bundles: o.bundles(mgr), Reader: mgr.GetAPIReader(), Namespace: o.Namespace,
-			Access: &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: o.accessPolicy()}}).SetupWithManager(mgr)
+			Access: &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespaces: mgr.GetClient(), Policy: o.accessPolicy()}}).SetupWithManager(mgr)
 	}},
 	{Name: "crd", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&crd.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("crd")}).SetupWithManager(mgr)
@@ -144,12 +144,12 @@ var All = []Loop{
 	}},
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := install.New(mgr, o.InstallTimeout, o.bundles(mgr))
-		r.Installer.Access.Policy = o.accessPolicy()
+		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := upgrade.New(mgr, o.InstallTimeout, o.bundles(mgr))
-		r.Installer.Access.Policy = o.accessPolicy()
+		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {

@@ -34,14 +34,16 @@ type Policy struct {
 }
 
 // Trusted says whether ALM acts with its own permissions in namespace: every namespace with TrustAllNamespaces,
-// else ALM's namespace and namespaces labelled operators.alm.dev/trusted-installs=true (read from r, the API server:
-// a label a cluster admin just set counts at once).
+// else ALM's namespace and namespaces labelled operators.alm.dev/trusted-installs=true, read from r (the manager's
+// cache, which may hold only the labelled namespaces: one it does not hold is not trusted).
 func (p Policy) Trusted(ctx context.Context, r client.Reader, namespace string) (bool, error) {
 	if p.TrustAllNamespaces || namespace == p.Namespace {
 		return true, nil
 	}
 	ns := &corev1.Namespace{}
-	if err := r.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Name: namespace}, ns); apierrors.IsNotFound(err) {
+		return false, nil
+	} else if err != nil {
 		return false, fmt.Errorf("reading Namespace %s for label %s: %w", namespace, operatorsv1alpha1.LabelTrustedInstalls, err)
 	}
 	return ns.Labels[operatorsv1alpha1.LabelTrustedInstalls] == "true", nil
@@ -51,8 +53,10 @@ func (p Policy) Trusted(ctx context.Context, r client.Reader, namespace string) 
 type Checker struct {
 	// Client creates SubjectAccessReviews.
 	Client client.Client
-	// Reader reads Namespaces (their operatorsv1alpha1.LabelTrustedInstalls), from the API server.
+	// Reader reads ServiceAccounts, from the API server.
 	Reader client.Reader
+	// Namespaces reads Namespaces (their operatorsv1alpha1.LabelTrustedInstalls): the manager's cache; nil: Reader.
+	Namespaces client.Reader
 	// Policy is where ALM installs with its own permissions.
 	Policy Policy
 }
@@ -99,7 +103,11 @@ func (c *Checker) Check(ctx context.Context, namespace, serviceAccount string, o
 
 // checkTrusted says why ALM may not install with its own permissions in namespace; "" when it may.
 func (c *Checker) checkTrusted(ctx context.Context, namespace string) (string, error) {
-	trusted, err := c.Policy.Trusted(ctx, c.Reader, namespace)
+	namespaces := c.Namespaces
+	if namespaces == nil {
+		namespaces = c.Reader
+	}
+	trusted, err := c.Policy.Trusted(ctx, namespaces, namespace)
 	if trusted || err != nil {
 		return "", err
 	}
