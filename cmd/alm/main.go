@@ -222,10 +222,10 @@ func newManager(o *options) (ctrl.Manager, error) {
 		// of its own, of ALM's objects' metadata (installer.Objects).
 		Cache: cache.Options{
 			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}:  {Label: catalogLabelSelector()},
+				&corev1.ConfigMap{}: {Label: catalogLabelSelector()},
 				// Only the namespaces a cluster admin trusts (the tenancy check reads this cache: a namespace it does
 				// not hold is not trusted); a label set or removed applies with its watch event, at no request per install.
-				&corev1.Namespace{}: {Label: labels.SelectorFromSet(labels.Set{operatorsv1alpha1.LabelTrustedInstalls: "true"})},
+				&corev1.Namespace{}:  {Label: labels.SelectorFromSet(labels.Set{operatorsv1alpha1.LabelTrustedInstalls: "true"})},
 				&appsv1.Deployment{}: {Transform: deploymentReadiness},
 				// The crdaccess loop reads its own ClusterRole; no loop reads others from this cache (the installer
 				// reads what it applies from its own metadata cache), so the cluster's other ClusterRoles are not held.
