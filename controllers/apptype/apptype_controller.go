@@ -259,8 +259,9 @@ func (r *Reconciler) forCatalog(ctx context.Context, obj client.Object) []reconc
 }
 
 func (r *Reconciler) appTypes(ctx context.Context, namespace, pkg string) []reconcile.Request {
+	// Read only (names for requests): the cache's objects, not a copy of each; namespace "" lists all.
 	list := &operatorsv1alpha1.AppTypeList{}
-	if err := r.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	if err := r.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request

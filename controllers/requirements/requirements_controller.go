@@ -225,7 +225,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}))).
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 			list := &operatorsv1alpha1.OperatorVersionList{}
-			if err := r.List(ctx, list); err != nil {
+			if err := r.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil { // read only
 				return nil
 			}
 			var out []reconcile.Request

@@ -124,8 +124,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) versions(ctx context.Context, namespace, pkg string) []reconcile.Request {
+	// Read only (names for requests): the cache's objects, not a copy of each; namespace "" lists all.
 	list := &operatorsv1alpha1.OperatorVersionList{}
-	if err := r.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	if err := r.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request

@@ -33,7 +33,8 @@ func samePackage(c client.Client) handler.MapFunc {
 			return nil
 		}
 		list := &operatorsv1alpha1.OperatorVersionList{}
-		if err := c.List(ctx, list, client.InNamespace(ov.Namespace)); err != nil {
+		// Map functions only read: the cache's objects, not a copy of each for every event.
+		if err := c.List(ctx, list, client.InNamespace(ov.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		var out []reconcile.Request
@@ -61,7 +62,7 @@ func owners(_ context.Context, obj client.Object) []reconcile.Request {
 func requiring(c client.Client) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		list := &operatorsv1alpha1.OperatorVersionList{}
-		if err := c.List(ctx, list); err != nil {
+		if err := c.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return nil
 		}
 		var out []reconcile.Request
