@@ -34,6 +34,9 @@ const (
 // operatorVersion is the kind ALM records a version's install and hand-over on.
 var operatorVersion = schema.GroupVersionKind{Group: "operators.alm.dev", Version: "v1alpha1", Kind: "OperatorVersion"}
 
+// phaseSucceeded is the OperatorVersion's status.phase once its Deployments run (ALM's API, read as JSON).
+const phaseSucceeded = "Succeeded"
+
 // Target is the OperatorVersion the operator runs as.
 type Target struct {
 	Namespace, Name string
@@ -216,7 +219,7 @@ func Decide(ov map[string]any) Step {
 		}
 		return StepWork
 	}
-	if phase, _, _ := unstructured.NestedString(ov, "status", "phase"); phase == "Succeeded" {
+	if phase, _, _ := unstructured.NestedString(ov, "status", "phase"); phase == phaseSucceeded {
 		return StepDone
 	}
 	return StepWait
