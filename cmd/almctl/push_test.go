@@ -22,7 +22,7 @@ import (
 	"github.com/almproject/alm/catalog/image"
 )
 
-// bundles is the repository's own catalog: konnect-operator 1.0.0, 1.1.0, 1.2.0 and gateway-config 0.1.0.
+// bundles is the repository's own catalog: konnect-operator 1.0.0, 1.1.0, 1.2.0, 1.3.0 and gateway-config 0.1.0.
 const bundles = "../../bundles"
 
 // testRegistry is go-containerregistry's in-process registry on loopback (plain HTTP), counting requests.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/almproject/alm/controllers/konnect"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/handoff"
 )
 
 func main() {
@@ -43,6 +44,7 @@ type options struct {
 	concurrency                                    int
 	kubeQPS                                        float64
 	watchNamespaces                                string
+	tagScheme                                      string
 	kubeBurst                                      int
 	zap                                            zap.Options
 }
@@ -68,6 +70,7 @@ func run(args []string) error {
 	ctx := ctrl.SetupSignalHandler()
 	if err := konnect.Setup(ctx, mgr, konnect.Options{
 		SyncPeriod: o.syncPeriod, DriftMode: o.mode, RateLimit: o.rateLimit, MaxConcurrentReconciles: o.concurrency,
+		TagScheme: entity.TagScheme(o.tagScheme), Handoff: handoff.TargetFromEnv(os.Getenv),
 	}); err != nil {
 		return fmt.Errorf("setting up the loops: %w", err)
 	}
@@ -77,7 +80,8 @@ func run(args []string) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	log.Info("Starting", "syncPeriod", o.syncPeriod.String(), "driftDetection", string(o.mode), "konnectRateLimit", o.rateLimit)
+	log.Info("Starting", "syncPeriod", o.syncPeriod.String(), "driftDetection", string(o.mode), "konnectRateLimit", o.rateLimit,
+		"tagScheme", o.tagScheme)
 	return mgr.Start(ctx)
 }
 
@@ -119,6 +123,9 @@ Flags:
 	if o.syncPeriod <= 0 {
 		return nil, fmt.Errorf("--sync-period must be positive, got %s", o.syncPeriod)
 	}
+	if err := entity.CheckTagScheme(entity.TagScheme(o.tagScheme)); err != nil {
+		return nil, fmt.Errorf("--tag-scheme: %w", err)
+	}
 	o.mode = entity.DriftMode(*driftMode)
 	if o.mode != entity.DriftModeList && o.mode != entity.DriftModeUpdate {
 		return nil, fmt.Errorf("--drift-detection must be %q or %q, got %q", entity.DriftModeList, entity.DriftModeUpdate, *driftMode)
@@ -156,6 +163,11 @@ func (o *options) bind(fs *flag.FlagSet) *string {
 	fs.IntVar(&o.kubeBurst, "kube-api-burst", 100, "Burst of requests to the Kubernetes API above --kube-api-qps.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces whose objects the operator syncs (and whose Secrets it reads); empty: every namespace.")
+	fs.StringVar(&o.tagScheme, "tag-scheme", string(entity.TagSchemeV1),
+		"The identity tags (labels on control planes) entities get: \"v1\" k8s-uid, k8s-kind, k8s-namespace, k8s-name;\n"+
+			"\"v2\" adds k8s-group and k8s-version, as Kong Gateway Operator tags its entities. Identity tags of the other\n"+
+			"scheme are kept. Under ALM (OPERATOR_VERSION_NAME set), the hand-over of an upgrade re-tags every entity\n"+
+			"the replaced version wrote to this scheme, in place, before ALM moves ownership.")
 	o.zap.BindFlags(fs)
 	return driftMode
 }

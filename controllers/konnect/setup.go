@@ -6,6 +6,7 @@ package konnect
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,8 +19,10 @@ import (
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/handoff"
 	"github.com/almproject/alm/controllers/konnect/kinds"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/controllers/konnect/retag"
 )
 
 // +kubebuilder:rbac:groups=konnect.konghq.com,resources=konnectapiauthconfigurations;konnectgatewaycontrolplanes,verbs=get;list;watch;update;patch
@@ -45,6 +48,11 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Clients overrides the Konnect client factory (tests); nil uses sdk-konnect-go.
 	Clients konnectapi.ClientFactory
+	// TagScheme is the identity tags the entities get (default entity.TagSchemeV1).
+	TagScheme entity.TagScheme
+	// Handoff, when set, is the OperatorVersion this operator runs as under ALM (handoff.TargetFromEnv): when ALM
+	// asks it to take over from the version it replaces, it re-tags every entity to TagScheme and answers.
+	Handoff *handoff.Target
 }
 
 // defaultSyncPeriod is the seed's: an unchanged object is brought back to its declared state once a minute.
@@ -92,7 +100,10 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := auth.SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
 		return err
 	}
-	kindOpts := entity.Options{Clients: opts.Clients, SyncPeriod: opts.SyncPeriod, Mode: opts.DriftMode, Controller: ctrlOpts}
+	kindOpts := entity.Options{Clients: opts.Clients, SyncPeriod: opts.SyncPeriod, Mode: opts.DriftMode, TagScheme: opts.TagScheme, Controller: ctrlOpts}
+	if err := setupHandoff(mgr, opts); err != nil {
+		return err
+	}
 	if err := entity.Setup(ctx, mgr, kinds.ControlPlane(), kindOpts); err != nil {
 		return err
 	}
@@ -110,4 +121,49 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 // limit, not the workqueue, protects Konnect.
 func retryLimiter(syncPeriod time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond, max(syncPeriod, time.Second))
+}
+
+// setupHandoff adds the hand-over's Runner when the operator runs as an OperatorVersion that takes part in its
+// upgrade. Its work is to bring every entity the replaced version wrote to this version's tag scheme, in place.
+//
+// It runs on every replica, leader or not (the Runner does not need leader election): both versions elect their
+// leader through the same Lease (--leader-elect), and the old version holds it for as long as it runs — with the
+// Deployment both versions share, until the new pods are ready; with Deployments of different names, until ALM
+// has moved ownership after the answer and collected the old version. Work that waited for leadership would then
+// wait for itself. (Once leader, the new version's loops also write the new tags: what an object declares changed.)
+// Running on several replicas,
+// or twice, is safe: an entity that has the scheme's tags is not written again, and answering twice is the same
+// patch. While both versions run, the old one keeps the new tags: an operator keeps identity tags of other schemes
+// (entity.keepForeignIdentity), so its drift correction does not undo the re-tagging.
+func setupHandoff(mgr manager.Manager, opts Options) error {
+	if opts.Handoff == nil {
+		return nil
+	}
+	retaggers, err := retaggersOf(mgr, opts)
+	if err != nil {
+		return err
+	}
+	return mgr.Add(&handoff.Runner{
+		Target: *opts.Handoff, Reader: mgr.GetAPIReader(), Writer: mgr.GetClient(), Log: mgr.GetLogger().WithName("handoff"),
+		Work: func(ctx context.Context) (string, error) {
+			rep, err := retag.All(ctx, retaggers)
+			return rep.String(), err
+		},
+	})
+}
+
+// retaggersOf are the re-taggings of every kind, control planes first. The objects are read through the manager's
+// cache, which runs without leadership; Konnect is asked through the loops' client factory (and rate limit).
+func retaggersOf(mgr manager.Manager, opts Options) ([]retag.Retagger, error) {
+	c, rs, clients, scheme := mgr.GetClient(), mgr.GetScheme(), opts.Clients, opts.TagScheme
+	var out []retag.Retagger
+	var errs []error
+	add := func(r retag.Retagger, err error) {
+		out, errs = append(out, r), append(errs, err)
+	}
+	add(retag.For(c, rs, kinds.ControlPlane(), clients, scheme))
+	add(retag.For(c, rs, kinds.Service(), clients, scheme))
+	add(retag.For(c, rs, kinds.Route(), clients, scheme))
+	add(retag.For(c, rs, kinds.Consumer(), clients, scheme))
+	return out, errors.Join(errs...)
 }

@@ -32,6 +32,7 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/handoff"
 	"github.com/almproject/alm/test/konnectsim"
 	"github.com/almproject/alm/test/localkube"
 )
@@ -52,7 +53,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Exit(localkube.RunTests(m, localkube.Options{
-		CRDDirectoryPaths:   []string{filepath.Join(root, "config", "konnect-operator", "crd")},
+		// ALM's OperatorVersion: the kind the operator answers a hand-over on (handoff_test.go).
+		CRDDirectoryPaths: []string{filepath.Join(root, "config", "konnect-operator", "crd"),
+			filepath.Join(root, "config", "crd", "bases", "operators.alm.dev_operatorversions.yaml")},
 		NoControllerManager: true, // no garbage collection needed: finalizers are the operator's own
 	}, &kubeAPI))
 }
@@ -79,6 +82,11 @@ type envOptions struct {
 	workers    int
 	// intercept wraps the operator's client, e.g. to interleave another write with one of the operator's.
 	intercept *interceptor.Funcs
+	// tagScheme and handoff are the operator's Options of the same names; leaderElect elects the leader through
+	// the Lease konnect-operator in the test's namespace (shared by every operator of the test).
+	tagScheme   entity.TagScheme
+	handoff     *handoff.Target
+	leaderElect bool
 }
 
 var nsSeq atomic.Int64
@@ -141,7 +149,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 // startOperator starts the operator (a manager with the loops of Setup) watching only e's namespace.
 func (e *env) startOperator() {
 	e.t.Helper()
-	o := e.opts
+	e.stop = e.runOperator(e.opts)
+}
+
+// runOperator starts an operator with options o watching only e's namespace and returns what stops it.
+func (e *env) runOperator(o envOptions) func() {
+	e.t.Helper()
 	scheme, err := NewScheme()
 	if err != nil {
 		e.t.Fatal(err)
@@ -151,8 +164,10 @@ func (e *env) startOperator() {
 		Logger:                 testLogger,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}},
-		Controller:             config.Controller{SkipNameValidation: ptrTo(true)},
+		LeaderElection:         o.leaderElect, LeaderElectionID: "konnect-operator", LeaderElectionNamespace: e.ns,
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}},
+		Controller:                    config.Controller{SkipNameValidation: ptrTo(true)},
 		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
 			if o.intercept == nil {
 				return client.New(config, options)
@@ -170,13 +185,14 @@ func (e *env) startOperator() {
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := Setup(ctx, mgr, Options{
 		SyncPeriod: o.syncPeriod, DriftMode: o.mode, RateLimit: o.rateLimit, MaxConcurrentReconciles: o.workers,
+		TagScheme: o.tagScheme, Handoff: o.handoff,
 	}); err != nil {
 		cancel()
 		e.t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-	e.stop = func() {
+	return func() {
 		cancel()
 		if err := <-done; err != nil {
 			e.t.Errorf("manager: %v", err)

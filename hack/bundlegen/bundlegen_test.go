@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/blang/semver/v4"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -71,9 +72,10 @@ func TestGeneratedBundlesLoadWithTheExpectedGraph(t *testing.T) {
 	if want := map[string]index.EdgeKind{"1.1.0": index.EdgeReplaces, "1.2.0": index.EdgeSkipRange}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("upgrades from 1.0.0 = %v, want %v", kinds, want)
 	}
+	// The newest version reachable from 1.0.0 is 1.3.0 (through 1.2.0, which it replaces).
 	res, err := ix.Resolve(index.Request{Package: "konnect-operator", From: "1.0.0"})
-	if err != nil || res.Chosen == nil || res.Chosen.Bundle.Version.String() != "1.2.0" {
-		t.Errorf("resolve from 1.0.0: %v, %v; want 1.2.0", res.Chosen, err)
+	if err != nil || res.Chosen == nil || res.Chosen.Bundle.Version.String() != "1.3.0" {
+		t.Errorf("resolve from 1.0.0: %v, %v; want 1.3.0", res.Chosen, err)
 	}
 }
 
@@ -229,9 +231,39 @@ func TestVersionChecksNameTheField(t *testing.T) {
 		{Version{Version: "1.0.0", Channels: []string{"stable"}, Replaces: "y.v0.9.0"}, "replaces"},
 		{Version{Version: "1.0.0", Channels: []string{"stable"}, SkipRange: "<<1"}, "skipRange"},
 		{Version{Version: "1.0.0", Channels: []string{"stable"}, Args: []string{"--health-probe-bind-address=:9"}}, "probePort"},
+		{Version{Version: "1.0.0", Channels: []string{"stable"}, Handoff: "soon"}, "handoff"},
 	} {
 		if err := p.checkVersion(tc.v); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err = %v, want one mentioning %q", tc.v, err, tc.want)
 		}
+	}
+}
+
+// TestKonnectOperator130TakesPartInItsUpgrade: 1.3.0 replaces 1.2.0 (the only upgrade to it), its CSV carries the
+// handoff annotation, which gives its OperatorVersion spec.handoff with the bounded timeout, and it runs with tag
+// scheme v2.
+func TestKonnectOperator130TakesPartInItsUpgrade(t *testing.T) {
+	out, ix := generate(t)
+	var to []string
+	for _, e := range ix.UpgradesFrom("konnect-operator", semver.MustParse("1.2.0"), "") {
+		to = append(to, e.Channel+":"+e.Entry.Bundle.Version.String()+":"+string(e.Kind))
+	}
+	if want := []string{"fast:1.3.0:replaces", "stable:1.3.0:replaces"}; !slices.Equal(slices.Sorted(slices.Values(to)), want) {
+		t.Errorf("upgrades from 1.2.0 = %v, want %v", to, want)
+	}
+	b, problems := bundle.Load(filepath.Join(out, "konnect-operator", "1.3.0"))
+	if bundle.HasErrors(problems) || b == nil {
+		t.Fatalf("problems: %v", problems)
+	}
+	ov, err := b.OperatorVersion("konnect-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ov.Spec.Handoff == nil || ov.Spec.Handoff.Timeout.Duration != 5*time.Minute {
+		t.Errorf("spec.handoff = %+v, want a 5m timeout", ov.Spec.Handoff)
+	}
+	args := ov.Spec.Install.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--tag-scheme=v2") || !slices.Contains(args, "--leader-elect") {
+		t.Errorf("1.3.0 args = %v, want --tag-scheme=v2 with --leader-elect", args)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/almproject/alm/catalog/bundle"
 )
 
 // AnnotationSkipRange is the CSV annotation that carries a version's skipRange.
@@ -84,6 +86,9 @@ func buildCSV(p *Package, v Version, in csvInput) (*opv1alpha1.ClusterServiceVer
 	}
 	if v.SkipRange != "" {
 		csv.Annotations[AnnotationSkipRange] = v.SkipRange
+	}
+	if v.Handoff != "" {
+		csv.Annotations[bundle.AnnotationHandoff] = v.Handoff
 	}
 	return csv, nil
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/blang/semver/v4"
 	"sigs.k8s.io/yaml"
+
+	"github.com/almproject/alm/catalog/bundle"
 )
 
 // Package is one input file: a package's fixed facts and its versions.
@@ -86,6 +88,9 @@ type Version struct {
 	// ProgressDeadlineSeconds is the Deployment's progress deadline (Kubernetes' default, 600, when unset): how long
 	// its pods may take to become available before the rollout, and so the install, counts as failed.
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+	// Handoff makes the version take part in its upgrade: the CSV annotation operators.alm.dev/handoff, "true" or
+	// how long ALM waits for the operator's answer (e.g. "5m"). See the README, "The hand-over".
+	Handoff string `json:"handoff,omitempty"`
 	// PrinterColumns are added to owned CRDs in this version's bundle (before the Age column).
 	PrinterColumns []PrinterColumn `json:"printerColumns,omitempty"`
 	// Changes says what a user notices compared with the version it replaces; it ends the CSV description.
@@ -176,6 +181,11 @@ func (p *Package) checkVersion(v Version) error {
 	if v.SkipRange != "" {
 		if _, err := semver.ParseRange(v.SkipRange); err != nil {
 			return fmt.Errorf("skipRange %q: %w", v.SkipRange, err)
+		}
+	}
+	if v.Handoff != "" {
+		if err := bundle.CheckHandoff(v.Handoff); err != nil {
+			return fmt.Errorf("handoff: %w", err)
 		}
 	}
 	if v.Replaces != "" && !strings.HasPrefix(v.Replaces, p.Name+".v") {

@@ -93,28 +93,50 @@ func scrapeMetrics(t *testing.T, ctx context.Context, env *localenv.Env, namespa
 		t.Fatalf("the pod of %s/%s maps no host port for containerPort %d: %v", namespace, deployment, metricsPort, ports)
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	// A process that has just started (e.g. the operator after an upgrade, waiting for the leader Lease the replaced
+	// process released) has no reconcile counted yet: wait until it has, which then holds.
+	var body string
+	samples := 0
+	err := localenv.Poll(ctx, 30*time.Second, func() error {
+		var status int
+		var err error
+		body, status, err = get(ctx, url)
+		if err != nil {
+			return err
+		}
+		samples = 0
+		for _, line := range strings.Split(body, "\n") {
+			if line != "" && !strings.HasPrefix(line, "#") {
+				samples++
+			}
+		}
+		if status != http.StatusOK || samples == 0 || !strings.Contains(body, "controller_runtime_reconcile_total{") {
+			return fmt.Errorf("HTTP %d, %d samples, no controller_runtime_reconcile_total: nothing to check", status, samples)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the metrics of %s/%s at %s: %v", namespace, deployment, url, err)
+	}
+	t.Logf("scraped %d metric samples of %s/%s", samples, namespace, deployment)
+	return body
+}
+
+// get reads url, within 10s.
+func get(ctx context.Context, url string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	must(t, err)
+	if err != nil {
+		return "", 0, err
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("scraping the metrics of %s/%s at %s: %v", namespace, deployment, url, err)
+		return "", 0, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	must(t, err)
-	samples := 0
-	for _, line := range strings.Split(string(body), "\n") {
-		if line != "" && !strings.HasPrefix(line, "#") {
-			samples++
-		}
-	}
-	if resp.StatusCode != http.StatusOK || samples == 0 || !strings.Contains(string(body), "controller_runtime_reconcile_total{") {
-		t.Fatalf("the metrics of %s/%s at %s: HTTP %d, %d samples, no controller_runtime_reconcile_total: nothing to check", namespace, deployment, url, resp.StatusCode, samples)
-	}
-	t.Logf("scraped %d metric samples of %s/%s", samples, namespace, deployment)
-	return string(body)
+	return string(body), resp.StatusCode, err
 }
 
 // assertNoSecretLeaked looks for every secret value in the texts given (metrics scraped earlier), every process

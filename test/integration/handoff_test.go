@@ -79,6 +79,10 @@ func handOver(t *testing.T, c client.Client, ns, pkg string) {
 	})
 	logYAML(t, "kubectl get ov "+v2.Name+" -o yaml (status.handoff)", v2.Status.Handoff)
 	assertOldKeepsOwning(t, c, ns, pkg)
+	// The operator learns which OperatorVersion it runs as from its environment, as OLM's OPERATOR_CONDITION_NAME.
+	if env := operatorEnv(t, c, ns, pkg+"-operator"); env["OPERATOR_VERSION_NAME"] != v2.Name || env["OPERATOR_VERSION_NAMESPACE"] != ns {
+		t.Errorf("the operator's environment = %v, want OPERATOR_VERSION_NAME=%s and OPERATOR_VERSION_NAMESPACE=%s", env, v2.Name, ns)
+	}
 
 	// The new operator answers, as its own ServiceAccount: it may write its own version's status, not the old one's.
 	cfg, err := cp.ServiceAccountConfig(t.Context(), ns, pkg+"-operator")
@@ -155,4 +159,18 @@ func assertOldKeepsOwning(t *testing.T, c client.Client, ns, pkg string) {
 	if ref := metav1.GetControllerOf(d); ref == nil || ref.Name != old.Name {
 		t.Errorf("Deployment %s is controlled by %v, want %s until the hand-over", d.Name, ref, old.Name)
 	}
+}
+
+// operatorEnv is the environment of the first container of the Deployment name (the literal values).
+func operatorEnv(t *testing.T, c client.Client, ns, name string) map[string]string {
+	t.Helper()
+	dep := &appsv1.Deployment{}
+	if err := c.Get(t.Context(), types.NamespacedName{Namespace: ns, Name: name}, dep); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, v := range dep.Spec.Template.Spec.Containers[0].Env {
+		env[v.Name] = v.Value
+	}
+	return env
 }

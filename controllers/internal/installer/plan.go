@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -21,6 +22,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/policy"
+	"github.com/almproject/alm/controllers/internal/operatorenv"
 )
 
 // AnnotationHash records the hash of the desired content ALM last applied, so unchanged objects are not rewritten.
@@ -100,7 +102,7 @@ func NewPlan(ov *operatorsv1alpha1.OperatorVersion, scope Scope) (*Plan, error) 
 	if err := p.addBundleObjects(objects, merged, ov.Namespace, scope); err != nil {
 		return nil, err
 	}
-	if err := p.addDeployments(spec, ov.Namespace); err != nil {
+	if err := p.addDeployments(ov); err != nil {
 		return nil, err
 	}
 	if err := p.addWebhooks(ov); err != nil {
@@ -246,19 +248,17 @@ func (p *Plan) addBundleObjects(objects []*unstructured.Unstructured, merged map
 }
 
 // addDeployments plans the Deployments, last: their pods need the ServiceAccounts, RBAC and configuration above.
-func (p *Plan) addDeployments(spec opv1alpha1.StrategyDetailsDeployment, ns string) error {
-	for i, d := range spec.DeploymentSpecs {
+// Their containers get ALM's environment (operatorenv: the OperatorVersion's name for a version with a hand-over).
+func (p *Plan) addDeployments(ov *operatorsv1alpha1.OperatorVersion) error {
+	for i, d := range ov.Spec.Install.StrategySpec.DeploymentSpecs {
 		if d.Name == "" {
 			return invalidf("spec.install.spec.deployments[%d].name is empty", i)
 		}
 		if len(d.Spec.Template.Spec.Containers) == 0 {
 			return invalidf("spec.install.spec.deployments[%d] (%s) has no containers", i, d.Name)
 		}
-		dep := &appsv1.Deployment{ObjectMeta: meta(ns, d.Name), Spec: *d.Spec.DeepCopy()}
-		dep.Labels = map[string]string{}
-		for k, v := range d.Label {
-			dep.Labels[k] = v
-		}
+		dep := &appsv1.Deployment{ObjectMeta: meta(ov.Namespace, d.Name), Spec: operatorenv.Spec(ov, d.Spec)}
+		dep.Labels = maps.Clone(d.Label)
 		if err := p.add(dep, appsv1.SchemeGroupVersion.WithKind("Deployment")); err != nil {
 			return err
 		}

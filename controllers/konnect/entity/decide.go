@@ -98,7 +98,8 @@ func StateHash(obj client.Object, cpID string, body map[string]any, parts any) s
 // Drifted says whether the entity Konnect holds differs from the desired body on the compared keys (every key of
 // desired when keys is nil). Konnect fills defaults for fields the object leaves out; those are not drift. Tags
 // compare as sets; labels compare exactly, except keys only Konnect may set (kong*, konnect*, mesh*, kic*, _*), so a
-// label added or removed out of band is drift too.
+// label added or removed out of band is drift too. Identity tags and labels of another tag scheme (a "k8s-" key
+// desired has not) are not drift: see keepForeignIdentity.
 func Drifted(desired, actual map[string]any, keys []string) bool {
 	if keys == nil {
 		for k := range desired {
@@ -113,7 +114,7 @@ func Drifted(desired, actual map[string]any, keys []string) bool {
 		got := actual[k]
 		switch k {
 		case "tags":
-			if !sameSet(want, got) {
+			if !sameSet(want, withoutForeign(want, got)) {
 				return true
 			}
 		case "labels":
@@ -153,6 +154,18 @@ func sameSet(a, b any) bool {
 	return slices.Equal(slices.Compact(as), slices.Compact(bs))
 }
 
+// withoutForeign returns the actual tags without the identity tags of another scheme than desired's.
+func withoutForeign(desired, actual any) []string {
+	foreign := foreignTags(stringList(desired), stringList(actual))
+	var out []string
+	for _, t := range stringList(actual) {
+		if !slices.Contains(foreign, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func stringList(v any) []string {
 	var out []string
 	if list, ok := normalize(v).([]any); ok {
@@ -169,7 +182,7 @@ func sameLabels(actual, desired any) bool {
 	got, _ := normalize(actual).(map[string]any)
 	want, _ := normalize(desired).(map[string]any)
 	for k, v := range got {
-		if !konnectLabel(k) && want[k] != v {
+		if !konnectLabel(k) && !foreignLabel(k, want) && want[k] != v {
 			return false
 		}
 	}

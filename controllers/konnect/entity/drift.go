@@ -32,6 +32,9 @@ func (s *driftScanner[T]) Start(ctx context.Context) error {
 	}
 }
 
+// drift is what the scanner found of a drifted object's entity: its body as listed, nil when it is missing.
+type drift struct{ actual map[string]any }
+
 // scanGroup is the in-sync objects of one control plane (of one auth configuration for control planes).
 type scanGroup[T client.Object] struct {
 	refs    Refs
@@ -85,6 +88,7 @@ func (s *driftScanner[T]) inSync(ctx context.Context, obj T) (Refs, map[string]a
 	if err != nil {
 		return Refs{}, nil, false
 	}
+	s.r.Identity.apply(desired)
 	parts, _, err := s.r.declaredParts(ctx, obj)
 	if err != nil || StateHash(obj, refs.ControlPlaneID, desired, parts.hash()) != st.Sync.ObservedHash {
 		return Refs{}, nil, false
@@ -116,7 +120,7 @@ func (s *driftScanner[T]) compare(ctx context.Context, g *scanGroup[T]) bool {
 			continue
 		}
 		log.V(1).Info("drift found", "object", client.ObjectKeyFromObject(obj), "missing", !ok)
-		s.r.drifted.Store(obj.GetUID(), struct{}{})
+		s.r.drifted.Store(obj.GetUID(), drift{actual: actual})
 		select {
 		case s.events <- event.GenericEvent{Object: obj}:
 		case <-ctx.Done():

@@ -48,6 +48,8 @@ type Reconciler[T client.Object] struct {
 	// SyncPeriod is how long an unchanged object waits before Konnect is brought back to its declared state.
 	SyncPeriod time.Duration
 	Mode       DriftMode
+	// Identity is the identity tags (labels) added to what the Kind declares: the tag scheme (see TagScheme).
+	Identity Identity
 	// Now is the clock (tests may fix it).
 	Now func() time.Time
 
@@ -57,7 +59,7 @@ type Reconciler[T client.Object] struct {
 	// attempted holds the objects this process sent a create for; their next create looks up the tag first.
 	attempted sync.Map // types.UID -> struct{}
 	// drifted holds objects whose entity the drift scanner found missing or different.
-	drifted sync.Map // types.UID -> struct{}
+	drifted sync.Map // types.UID -> drift
 	// written holds the state last written for an object until the cache shows it: a reconcile that reads an older
 	// copy (e.g. triggered by a watch before our own status write arrived) must not create the entity again, and
 	// a status written from that copy must carry the whole state, not only the condition.

@@ -26,6 +26,8 @@ type Options struct {
 	// SyncPeriod is how long an unchanged object waits before Konnect is brought back to its declared state.
 	SyncPeriod time.Duration
 	Mode       DriftMode
+	// TagScheme is the identity the entities are given (default TagSchemeV1).
+	TagScheme TagScheme
 	// Controller are the controller's options (workers, backoff).
 	Controller controller.Options
 }
@@ -33,7 +35,12 @@ type Options struct {
 // Setup registers the loop of one kind with mgr: its reference indexes, the watches that re-reconcile an object
 // as soon as what it references changes, and (DriftModeList) its drift scanner.
 func Setup[T client.Object](ctx context.Context, mgr manager.Manager, kind Kind[T], opts Options) error {
+	id, err := IdentityOf(mgr.GetScheme(), kind.New(), opts.TagScheme)
+	if err != nil {
+		return err
+	}
 	r := &Reconciler[T]{
+		Identity:   id,
 		Client:     mgr.GetClient(),
 		Kind:       kind,
 		Clients:    opts.Clients,

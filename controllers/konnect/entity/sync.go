@@ -100,6 +100,7 @@ func (r *Reconciler[T]) references(ctx context.Context, obj T) (*pass, ctrl.Resu
 		r.setProgrammed(obj, false, konnectv1alpha1.ReasonInvalidSpec, err.Error())
 		return nil, ctrl.Result{}, reconcile.TerminalError(err)
 	}
+	r.Identity.apply(desired)
 	// The status keeps microseconds: a time written there compares equal to itself read back.
 	now := r.Now().Truncate(time.Microsecond)
 	return &pass{refs: refs, api: api, serverURL: serverURL, desired: desired, now: now}, ctrl.Result{}, nil
@@ -170,7 +171,12 @@ type failure struct {
 // for ActionWait: only the parts are due).
 func (r *Reconciler[T]) write(ctx context.Context, obj T, p *pass, action Action, id string) (string, *konnectapi.Entity, *failure) {
 	if action == ActionUpdate {
-		e, err := p.api.Update(ctx, r.Kind.Type(), p.refs.ControlPlaneID, id, p.desired)
+		body := p.desired
+		if v, ok := r.drifted.Load(obj.GetUID()); ok {
+			// Drift found by a list: the identity of another tag scheme, listed with it, stays.
+			body = keepForeignIdentity(body, v.(drift).actual)
+		}
+		e, err := p.api.Update(ctx, r.Kind.Type(), p.refs.ControlPlaneID, id, body)
 		switch {
 		case konnectapi.IsNotFound(err) && r.Kind.RecreateWhenGone:
 			// Deleted out of band and cannot be re-created with its old ID: create a new one.
