@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +29,7 @@ import (
 type Reconciler struct {
 	client.Client
 	// Objects is the cache of ALM's objects' metadata (installer.Objects): adoption finds the old versions' objects
-	// there, then reads each from the API server (Reader) before it hands it over.
+	// there and writes them with its resourceVersion as a precondition (handOne); Reader stands in without it.
 	Objects   client.Reader
 	Reader    client.Reader
 	Installer *installer.Installer
@@ -97,45 +96,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // adopt hands everything old owns to ov (or removes it when ov does not declare it) and marks old Replacing. An
 // object handed over loses the references of every version ov replaces (olds), not only old's.
 func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.OperatorVersion, olds []*operatorsv1alpha1.OperatorVersion, plan *installer.Plan) error {
-	log := ctrl.LoggerFrom(ctx)
 	owned, err := ownership.Owned(ctx, r.objects(), r.RESTMapper(), old)
 	if err != nil {
 		return err
 	}
 	handed, removed := 0, 0
-	for _, meta := range owned {
-		gvk := meta.GroupVersionKind()
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(gvk)
-		if err := r.Reader.Get(ctx, client.ObjectKey{Namespace: meta.Namespace, Name: meta.Name}, obj); err != nil {
-			if client.IgnoreNotFound(err) == nil {
-				continue
-			}
+	for i := range owned {
+		done, err := r.handOne(ctx, &owned[i], ov, old, olds, plan)
+		if err != nil {
 			return err
 		}
-		if !ownership.IsOwnedBy(obj, old) {
-			continue // the cache was behind: it was handed over already
-		}
-		switch {
-		case plan.Declares(gvk, obj.GetNamespace(), obj.GetName()):
-			ownership.HandOver(obj, ov, olds...)
-			if err := r.Update(ctx, obj); err != nil {
-				return fmt.Errorf("handing %s %s over from %s to %s: %w", gvk.Kind, obj.GetName(), old.Name, ov.Name, err)
-			}
+		switch done {
+		case handedOver:
 			handed++
-		case gvk.Kind == "CustomResourceDefinition":
-			ownership.Release(obj, old) // CRDs hold user data: never deleted as a side effect
-			if err := r.Update(ctx, obj); err != nil {
-				return fmt.Errorf("releasing CRD %s from %s: %w", obj.GetName(), old.Name, err)
-			}
-			handed++
-		default:
-			if err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-				return fmt.Errorf("removing %s %s that %s no longer ships: %w", gvk.Kind, obj.GetName(), ov.Name, err)
-			}
+		case deleted:
 			removed++
 		}
-		log.V(1).Info("Adopted", "kind", gvk.Kind, "name", obj.GetName(), "from", old.Name, "to", ov.Name)
 	}
 	if handed+removed > 0 {
 		r.Recorder.Eventf(ov, old, corev1.EventTypeNormal, "Adopted", "Upgrade",
@@ -158,6 +134,48 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 	}
 	metrics.HandedOver(old, orig.Status.Phase)
 	return nil
+}
+
+// What handOne did with an object.
+const (
+	handedOver = iota + 1
+	deleted
+)
+
+// handOne hands one object old owns to ov, releases it (a CRD) or deletes it (ov does not ship it). It writes
+// from the cached metadata, without reading the object: the hand-over is a merge patch of its labels and
+// ownerReferences and the removal a delete, each with the cached resourceVersion as a precondition, so a stale
+// cache is a conflict (the reconcile is retried with fresher metadata), never a lost write.
+func (r *Reconciler) handOne(ctx context.Context, meta *metav1.PartialObjectMetadata, ov, old *operatorsv1alpha1.OperatorVersion,
+	olds []*operatorsv1alpha1.OperatorVersion, plan *installer.Plan) (int, error) {
+	gvk := meta.GroupVersionKind()
+	if !ownership.IsOwnedBy(meta, old) {
+		return 0, nil
+	}
+	obj := meta.DeepCopy()
+	patch := client.MergeFromWithOptions(meta.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	what := 0
+	switch {
+	case plan.Declares(gvk, meta.Namespace, meta.Name):
+		ownership.HandOver(obj, ov, olds...)
+		what = handedOver
+	case gvk.Kind == "CustomResourceDefinition":
+		ownership.Release(obj, old) // CRDs hold user data: never deleted as a side effect
+		what = handedOver
+	default:
+		rv := meta.ResourceVersion
+		err := r.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &meta.UID, ResourceVersion: &rv})
+		if client.IgnoreNotFound(err) != nil {
+			return 0, fmt.Errorf("removing %s %s that %s no longer ships: %w", gvk.Kind, meta.Name, ov.Name, err)
+		}
+		ctrl.LoggerFrom(ctx).V(1).Info("Removed", "kind", gvk.Kind, "name", meta.Name, "from", old.Name)
+		return deleted, nil
+	}
+	if err := r.Patch(ctx, obj, patch); client.IgnoreNotFound(err) != nil {
+		return 0, fmt.Errorf("handing %s %s over from %s to %s: %w", gvk.Kind, meta.Name, old.Name, ov.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Adopted", "kind", gvk.Kind, "name", meta.Name, "from", old.Name, "to", ov.Name)
+	return what, nil
 }
 
 func (r *Reconciler) objects() client.Reader {

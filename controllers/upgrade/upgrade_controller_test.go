@@ -275,13 +275,14 @@ func TestRestartsConverge(t *testing.T) {
 	var handed atomic.Int32
 	crashed := errors.New("simulated crash")
 	var crash *harness.Manager
+	// Hand-overs are patches of an object's metadata (labels and ownerReferences move to v2 in one write).
 	crash = harness.StartManager(t, cp, lifecycle, harness.WithInterceptor(interceptor.Funcs{
-		Update: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			if obj.GetLabels()[operatorsv1alpha1.LabelOwner] == v2.Name && handed.Add(1) > 2 {
+		Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if _, ok := obj.(*metav1.PartialObjectMetadata); ok && obj.GetLabels()[operatorsv1alpha1.LabelOwner] == v2.Name && handed.Add(1) > 2 {
 				go crash.Stop()
 				return crashed
 			}
-			return cl.Update(ctx, obj, opts...)
+			return cl.Patch(ctx, obj, patch, opts...)
 		},
 	}))
 	harness.Eventually(t, 30*time.Second, func() error {

@@ -61,6 +61,16 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	time.Sleep(settle)
+	if r.o.Upgrade {
+		// The installs' figures end here: the upgrade phase resets the peak and marks the audit log.
+		if res.RSS, res.PeakRSS, err = procMemory(r.alm.Process.Pid); err != nil {
+			return nil, err
+		}
+		if err := r.upgrade(ctx, informers, k, res); err != nil {
+			return nil, err
+		}
+		time.Sleep(settle)
+	}
 	stopSampling()
 	return res, r.collect(ctx, res)
 }
@@ -81,7 +91,12 @@ func (r *run) collect(ctx context.Context, res *Result) error {
 			res.Reconciles[name] += v
 		}
 	}
-	if res.RSS, res.PeakRSS, err = procMemory(r.alm.Process.Pid); err != nil {
+	if res.Upgrade != nil {
+		_, res.Upgrade.PeakRSS, err = procMemory(r.alm.Process.Pid)
+	} else {
+		res.RSS, res.PeakRSS, err = procMemory(r.alm.Process.Pid)
+	}
+	if err != nil {
 		return err
 	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.alm.Process.Pid))
@@ -95,8 +110,16 @@ func (r *run) collect(ctx context.Context, res *Result) error {
 	if res.Memory, err = MemoryUses(ctx, status, m, r.o.HeapProfile); err != nil {
 		return err
 	}
-	r.stopALM() // every request ALM made is in the audit log now
-	res.Requests, err = readAudit(r.auditPath())
+	r.stopALM()       // every request ALM made is in the audit log now
+	mark := int64(-1) // no upgrade: every request is the installs'
+	if res.Upgrade != nil {
+		mark = r.auditMark
+	}
+	var after Requests
+	res.Requests, after, err = readAudit(r.auditPath(), mark)
+	if res.Upgrade != nil {
+		res.Upgrade.Requests = after
+	}
 	return err
 }
 

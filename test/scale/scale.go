@@ -40,6 +40,10 @@ type Options struct {
 	// HeapProfile is the file the run writes ALM's heap profile (/debug/pprof/heap) to at the end, before it stops
 	// ALM (ALM_SCALE_HEAP_PROFILE); a temporary file when empty.
 	HeapProfile string
+	// Upgrade adds the third workflow once every install is Ready: publish 2.0.0 of every package, replacing the
+	// installed 1.0.0, and measure until every AppType runs it and every 1.0.0 OperatorVersion is gone
+	// (Result.Upgrade). The installs' requests and peak RSS end at the publish.
+	Upgrade bool
 	// Timeout bounds the whole run after the cluster started.
 	Timeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -69,6 +73,8 @@ type Result struct {
 	// Converged is from the first AppType created to every OperatorVersion Succeeded; AfterAvailable is from the
 	// last Deployment marked available to every OperatorVersion Succeeded.
 	Converged, AfterAvailable time.Duration
+	// Upgrade is the upgrade phase's figures (Options.Upgrade), nil without one.
+	Upgrade *UpgradeResult
 }
 
 // RequestsPerInstall is ALM's API requests divided by the installs.
@@ -82,18 +88,19 @@ func (r *Result) RequestsPerInstallWithoutEvents() float64 {
 }
 
 // CostPerInstall is what an install costs in API requests: every request but what ALM does once whatever the
-// number of installs (the informers' lists and watches, API discovery, syncing the catalog), divided by the installs.
+// number of installs (the informers' lists and watches, API discovery, syncing the catalog, its own ClusterRole),
+// divided by the installs.
 func (r *Result) CostPerInstall() float64 {
 	return r.InstallRequestsPerInstall() + float64(r.Requests.Events())/float64(r.Installs)
 }
 
 // InstallRequestsPerInstall counts what an install costs: every request but the Events and what ALM does once
-// whatever the number of installs (the informers' lists and watches, API discovery, syncing the catalog), divided
-// by the installs.
+// whatever the number of installs (the informers' lists and watches, API discovery, syncing the catalog, its own
+// ClusterRole), divided by the installs.
 func (r *Result) InstallRequestsPerInstall() float64 {
 	once := r.Requests.Verb("list") + r.Requests.Verb("watch")
 	for k, n := range r.Requests {
-		if strings.HasPrefix(k, "get /") || strings.Contains(k, " catalogsources.") {
+		if strings.HasPrefix(k, "get /") || strings.Contains(k, " catalogsources.") || strings.HasSuffix(k, ownObject) {
 			once += n
 		}
 	}
@@ -119,17 +126,19 @@ const (
 
 // run is one run's state.
 type run struct {
-	o        Options
-	root     string
-	cp       *localkube.Cluster
-	admin    client.Client
-	work     string // temporary directory: ALM's binary, its log, the catalog, the audit log
-	alm      *exec.Cmd
-	almDone  chan error
-	metrics  string
-	pprof    string // ALM's heap profile endpoint
-	peakHeap float64
-	mu       sync.Mutex
+	o       Options
+	root    string
+	cp      *localkube.Cluster
+	admin   client.Client
+	work    string // temporary directory: ALM's binary, its log, the catalog, the audit log
+	alm     *exec.Cmd
+	almDone chan error
+	metrics string
+	pprof   string // ALM's heap profile endpoint
+	// auditMark is the audit log's size at the upgrade's publish: the upgrade's requests are after it.
+	auditMark int64
+	peakHeap  float64
+	mu        sync.Mutex
 }
 
 // Run starts a cluster and ALM, installs o.Installs() AppTypes, waits until every one is Succeeded, and measures.
@@ -244,6 +253,11 @@ func (r *run) startALM(bin, kubeconfig string) error {
 	}
 	args := append([]string{"--kubeconfig=" + kubeconfig, "--namespace=" + almNamespace,
 		"--metrics-bind-address=" + port, "--health-probe-bind-address=0"}, append(profiling, r.o.ALMArgs...)...)
+	if r.o.Upgrade {
+		// The catalog is a directory, polled: read it every 2s so that the publish is seen at once, as a ConfigMap
+		// catalog's (watched) would be, and the upgrade's time is ALM's, not the poll's.
+		args = append(args, "--catalog-resync=2s")
+	}
 	r.logf("starting ALM %s", strings.Join(r.o.ALMArgs, " "))
 	r.alm = exec.Command(bin, args...)
 	r.alm.Stdout, r.alm.Stderr = logFile, logFile

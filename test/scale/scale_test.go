@@ -36,7 +36,7 @@ func skipWithoutCluster(tb testing.TB) {
 // installs there are (informers' lists and watches, discovery).
 func TestScaleSmall(t *testing.T) {
 	skipWithoutCluster(t)
-	res, err := Run(context.Background(), Options{Namespaces: 4, PerNamespace: 5, Packages: 10, Timeout: 5 * time.Minute, Log: logWriter{t}})
+	res, err := Run(context.Background(), Options{Namespaces: 4, PerNamespace: 5, Packages: 10, Upgrade: true, Timeout: 5 * time.Minute, Log: logWriter{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,13 +55,55 @@ func TestScaleSmall(t *testing.T) {
 	if events := float64(res.Requests.Events()) / float64(res.Installs); events > 1 {
 		t.Errorf("an install recorded %.2f Events, want at most 1", events)
 	}
+	checkUpgrade(t, res)
+}
+
+// checkUpgrade checks the third workflow of a run: every install upgraded to the published version, every old
+// version collected, every object both versions ship handed over with its UID (not re-created), the object the
+// new version dropped removed and the one it added created, within the request budget.
+func checkUpgrade(t *testing.T, res *Result) {
+	t.Helper()
+	u := res.Upgrade
+	if u.Upgraded != res.Installs || u.OldLeft != 0 {
+		t.Errorf("%d of %d AppTypes upgraded, %d old OperatorVersions left, want all upgraded and none left", u.Upgraded, res.Installs, u.OldLeft)
+	}
+	if u.Recreated != 0 {
+		t.Errorf("%d objects were deleted and created again under the same name during the upgrades (%d kept, %d removed, %d added), want none",
+			u.Recreated, u.Kept, u.Removed, u.Added)
+	}
+	if u.RemovedLeft != 0 || u.AddedMissing != 0 {
+		t.Errorf("after the upgrades %d ConfigMaps only the old version ships are left and %d the new one ships are missing; want none", u.RemovedLeft, u.AddedMissing)
+	}
+	// Hand-overs write from the metadata cache: no object is read from the API server. Discovery of kinds the
+	// cluster does not serve is remembered for 10s, not asked again for every look at what a version owns.
+	gets, discovery := 0, 0
+	for k, n := range u.Requests {
+		switch {
+		case strings.HasPrefix(k, "get /"):
+			discovery += n
+		case strings.HasPrefix(k, "get "):
+			gets += n
+		}
+	}
+	if gets > 0 {
+		t.Errorf("the upgrades read %d objects from the API server, want none (hand-overs write from the cache); by verb and resource:\n%s", gets, u.Requests)
+	}
+	if limit := 2*int(u.Took/(10*time.Second)) + 4; discovery > limit {
+		t.Errorf("the upgrades made %d discovery requests in %.0fs, want at most %d (a kind that is not served is looked up again after 10s)", discovery, u.Took.Seconds(), limit)
+	}
+	// The target (BenchmarkScale's row) is 2 x the objects the new version ships; what an upgrade costs beyond it
+	// is in the closing note of issue 23. This bound catches regressions: 89.7 before hand-overs wrote from the cache
+	// and discovery misses were remembered.
+	if got, budget := u.RequestsPerUpgrade(res.Installs), 60.0; got > budget {
+		t.Errorf("an upgrade cost %.2f API requests, want at most %.0f; by verb and resource:\n%s", got, budget, u.Requests)
+	}
 }
 
 // BenchmarkScale is issue 13's scale run: 1,000 AppTypes across 100 namespaces from a 50-package catalog (sizes from
 // ALM_SCALE_NAMESPACES, ALM_SCALE_PER_NAMESPACE, ALM_SCALE_PACKAGES; extra ALM flags from ALM_SCALE_ALM_ARGS).
 // Targets (hack/benchtable): rss-MB <= 100, requests/install <= 12, s-after-available <= 30.
 func BenchmarkScale(b *testing.B) {
-	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Timeout: 20 * time.Minute, Log: os.Stderr})
+	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Upgrade: true, Timeout: 20 * time.Minute, Log: os.Stderr})
 }
 
 // BenchmarkScale10k is ten times that: 10,000 AppTypes across 1,000 namespaces (goal: rss-MB <= 300). It takes
@@ -105,6 +147,15 @@ func benchScale(b *testing.B, size Options) {
 	for purpose, n := range res.Requests.Purposes() {
 		b.ReportMetric(float64(n)/float64(res.Installs), "req-"+purpose+"/install")
 	}
+	if u := res.Upgrade; u != nil {
+		b.ReportMetric(float64(u.Upgraded), "upgraded")
+		b.ReportMetric(float64(u.OldLeft), "old-left")
+		b.ReportMetric(u.Took.Seconds(), "s-upgraded")
+		b.ReportMetric(u.AfterAvailable.Seconds(), "s-upgraded-after-available")
+		b.ReportMetric(u.RequestsPerUpgrade(res.Installs), "requests/upgrade")
+		b.ReportMetric(float64(u.Recreated), "recreated")
+		b.ReportMetric(u.PeakRSS/1e6, "upgrade-rss-MB")
+	}
 }
 
 // report logs the figures in a few lines (benchmark logs are cut after ten lines unless -v).
@@ -129,6 +180,14 @@ func report(tb testing.TB, res *Result) {
 	tb.Logf("API requests per install: %.2f (%d in all; %.2f without Events; %.2f without Events and start-up); per install by verb and resource: %s",
 		res.RequestsPerInstall(), res.Requests.Total(), res.RequestsPerInstallWithoutEvents(), res.InstallRequestsPerInstall(),
 		res.Requests.PerInstall(res.Installs))
+	if u := res.Upgrade; u != nil {
+		tb.Logf("upgrades: %d of %d AppTypes run %s, %d old OperatorVersions left, %.1fs after the publish (%.1fs after the last Deployment available); "+
+			"objects: %d kept, %d re-created, %d removed, %d added; ALM peak RSS during the upgrades %.1f MB",
+			u.Upgraded, res.Installs, upgradeVersion, u.OldLeft, u.Took.Seconds(), u.AfterAvailable.Seconds(),
+			u.Kept, u.Recreated, u.Removed, u.Added, u.PeakRSS/1e6)
+		tb.Logf("API requests per upgrade: %.2f (%d in all); per upgrade by verb and resource: %s",
+			u.RequestsPerUpgrade(res.Installs), u.Requests.Total(), u.Requests.PerInstall(res.Installs))
+	}
 }
 
 func formatPer(n float64, installs int) string {

@@ -107,21 +107,10 @@ func (c *Cleaner) Finalize(ctx context.Context, key client.ObjectKey) (bool, tim
 // server, so that nothing is left behind on a stale answer.
 func (c *Cleaner) clusterScoped(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) ([]metav1.PartialObjectMetadata, error) {
 	if c.Objects != nil {
-		owned, err := ownership.Owned(ctx, c.Objects, c.Mapper, ov)
-		if owned = clusterOnly(owned); err != nil || len(owned) > 0 {
+		owned, err := ownership.OwnedClusterScoped(ctx, c.Objects, c.Mapper, ov)
+		if err != nil || len(owned) > 0 {
 			return owned, err
 		}
 	}
-	owned, err := ownership.Owned(ctx, c.Reader, c.Mapper, ov)
-	return clusterOnly(owned), err
-}
-
-func clusterOnly(objects []metav1.PartialObjectMetadata) []metav1.PartialObjectMetadata {
-	out := objects[:0]
-	for _, o := range objects {
-		if o.Namespace == "" {
-			out = append(out, o)
-		}
-	}
-	return out
+	return ownership.OwnedClusterScoped(ctx, c.Reader, c.Mapper, ov)
 }
