@@ -28,6 +28,11 @@ import (
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices;kongroutes;kongconsumers,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices/status;kongroutes/status;kongconsumers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices/finalizers;kongroutes/finalizers;kongconsumers/finalizers,verbs=update
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongconsumergroups;kongpluginbindings,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongconsumergroups/status;kongpluginbindings/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongconsumergroups/finalizers;kongpluginbindings/finalizers,verbs=update
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongpluginbindings,verbs=create;delete
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongplugins,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch

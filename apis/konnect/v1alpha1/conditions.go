@@ -50,3 +50,15 @@ const (
 	// ReasonUnreachable: Konnect could not be reached to check the token; it is retried with backoff.
 	ReasonUnreachable = "Unreachable"
 )
+
+// Condition types of plugin bindings and consumer groups.
+const (
+	// ConditionKongPluginRefValid is True when a KongPluginBinding's KongPlugin exists and its configuration is usable.
+	ConditionKongPluginRefValid = "KongPluginRefValid"
+	// ConditionKongRouteRefValid is True when a KongPluginBinding's KongRoute exists in Konnect.
+	ConditionKongRouteRefValid = "KongRouteRefValid"
+	// ConditionKongConsumerRefValid is True when a KongPluginBinding's KongConsumer exists in Konnect.
+	ConditionKongConsumerRefValid = "KongConsumerRefValid"
+	// ConditionKongConsumerGroupRefValid is True when a KongPluginBinding's KongConsumerGroup exists in Konnect.
+	ConditionKongConsumerGroupRefValid = "KongConsumerGroupRefValid"
+)
