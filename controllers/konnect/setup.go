@@ -1,5 +1,6 @@
 // Package konnect is the Konnect operator: it keeps Kong Konnect in the state declared by Kubernetes objects
-// (KonnectAPIAuthConfiguration, KonnectGatewayControlPlane, KongService, KongRoute, KongConsumer). Setup wires its
+// (KonnectAPIAuthConfiguration, KonnectGatewayControlPlane, KongService, KongRoute, KongConsumer, KongConsumerGroup,
+// KongPluginBinding with its KongPlugin). Setup wires its
 // parts: the loop of auth configurations (authconfig), the one generic loop of every entity kind (entity, the seed
 // konnect-reconciliation-loop.md) with the kinds it syncs (kinds), and the Konnect client (konnectapi).
 package konnect
@@ -20,6 +21,7 @@ import (
 	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/controllers/konnect/kinds"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/controllers/konnect/pluginannotation"
 )
 
 // +kubebuilder:rbac:groups=konnect.konghq.com,resources=konnectapiauthconfigurations;konnectgatewaycontrolplanes,verbs=get;list;watch;update;patch
@@ -107,7 +109,16 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := entity.Setup(ctx, mgr, kinds.Route(), kindOpts); err != nil {
 		return err
 	}
-	return entity.Setup(ctx, mgr, kinds.Consumer(), kindOpts)
+	if err := entity.Setup(ctx, mgr, kinds.Consumer(), kindOpts); err != nil {
+		return err
+	}
+	if err := entity.Setup(ctx, mgr, kinds.ConsumerGroup(), kindOpts); err != nil {
+		return err
+	}
+	if err := entity.Setup(ctx, mgr, kinds.PluginBinding(), kindOpts); err != nil {
+		return err
+	}
+	return pluginannotation.Setup(mgr, ctrlOpts)
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period

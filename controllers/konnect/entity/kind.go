@@ -54,6 +54,10 @@ type Kind[T client.Object] struct {
 	// RecreateWhenGone: Konnect's update of this type is a patch, not an upsert, so an entity deleted out of band
 	// answers the update with 404 and is created anew (it cannot be re-created with its old ID).
 	RecreateWhenGone bool
+	// Hashed, when set, is what of the desired body goes into the object's observedHash: a body holding values read
+	// from a Secret is hashed with the Secret's name and resourceVersion in their place, so no hash of a secret
+	// value is ever written to the status.
+	Hashed func(refs Refs, desired map[string]any) map[string]any
 }
 
 // Mirror is the ability of kinds whose objects may stand for an entity that exists in Konnect already (source
@@ -120,6 +124,11 @@ type Refs struct {
 	Auth           *konnectv1alpha1.KonnectAPIAuthConfiguration
 	ControlPlaneID string
 	ServiceID      string
+	// Scope are the Konnect IDs of what a plugin is scoped to, by body field (service, route, consumer,
+	// consumer_group).
+	Scope map[string]string
+	// Found is what Resolve read for Desired besides IDs (a KongPluginBinding's plugin configuration).
+	Found any
 }
 
 // RefCheck is the outcome of checking one reference, as a condition.
