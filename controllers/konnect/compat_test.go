@@ -362,11 +362,10 @@ func TestConsumerCredentials(t *testing.T) {
 	e.create(secret("alice-key", "key-auth", map[string]string{"key": "alice-key-1"}))
 	e.create(secret("alice-acl", "acl", map[string]string{"group": "admins"}))
 	e.create(&configurationv1.KongConsumer{
-		ObjectMeta:     metav1.ObjectMeta{Name: "alice"},
-		Username:       "alice",
-		Credentials:    []string{"alice-basic", "alice-key", "alice-acl", "alice-jwt"},
-		ConsumerGroups: []string{"gold"},
-		Spec:           configurationv1.KongConsumerSpec{ControlPlaneRef: cpRef("cp")},
+		ObjectMeta:  metav1.ObjectMeta{Name: "alice"},
+		Username:    "alice",
+		Credentials: []string{"alice-basic", "alice-key", "alice-acl", "alice-jwt"},
+		Spec:        configurationv1.KongConsumerSpec{ControlPlaneRef: cpRef("cp")},
 	})
 
 	kc := &configurationv1.KongConsumer{}
@@ -375,7 +374,6 @@ func TestConsumerCredentials(t *testing.T) {
 		t.Errorf("message %q", c.Message)
 	}
 	e.waitCondition(kc, "alice", konnectv1alpha1.ConditionProgrammed, metav1.ConditionFalse, konnectv1alpha1.ReasonInvalidReference, 30*time.Second)
-	e.waitCondition(kc, "alice", konnectv1alpha1.ConditionKongConsumerGroupRefsValid, metav1.ConditionFalse, konnectv1alpha1.ReasonUnsupported, time.Second)
 	if kc.Status.Konnect == nil || kc.Status.Konnect.ID == "" {
 		t.Fatal("the consumer should be in Konnect while its credentials wait")
 	}

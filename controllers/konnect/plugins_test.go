@@ -84,6 +84,13 @@ func TestKongPluginManifestsApply(t *testing.T) {
 	if got := e.pluginsOf(group.Status.Konnect.ID); len(got) != 1 || got[0].Name != "rate-limiting" {
 		t.Errorf("plugins of the consumer group: %+v", got)
 	}
+	consumer := &configurationv1.KongConsumer{}
+	if err := e.get(consumer, "consumer"); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.sim.GroupConsumers(group.Status.Konnect.ID); !slices.Equal(got, []string{consumer.Status.Konnect.ID}) {
+		t.Errorf("consumers of the group %v, want [%s]", got, consumer.Status.Konnect.ID)
+	}
 	all := e.pluginsOf("")
 	global := slices.IndexFunc(all, func(o konnectsim.Object) bool { return o.Name == "cors" })
 	if len(all) != 4 || global < 0 || all[global].JSON["service"] != nil || all[global].JSON["route"] != nil {
@@ -218,6 +225,17 @@ func TestPluginCreateRetriedWithoutDuplicates(t *testing.T) {
 	}
 }
 
+// waitGone waits until obj (of the type given) named name is deleted.
+func (e *env) waitGone(obj client.Object, name string) {
+	e.t.Helper()
+	e.eventually(30*time.Second, fmt.Sprintf("%T %s gone", obj, name), func() error {
+		if err := e.get(obj, name); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there (%v, finalizers %v)", err, obj.GetFinalizers())
+		}
+		return nil
+	})
+}
+
 // Deleting in any order ends with nothing in Konnect and nothing stuck on a finalizer.
 func TestPluginDeletionOrders(t *testing.T) {
 	for _, tc := range []struct {
@@ -245,12 +263,24 @@ func TestPluginDeletionOrders(t *testing.T) {
 				"auth":         &konnectv1alpha1.KonnectAPIAuthConfiguration{},
 			}
 			names := map[string]string{"binding": "limit-svc", "plugin": "limit", "service": "svc", "controlplane": "cp", "auth": "cp-auth"}
+			entityOf := map[string]konnectsim.Kind{"binding": konnectsim.KindPlugin, "service": konnectsim.KindService}
+			cpDeleted := false
 			for _, what := range tc.order {
 				obj := objs[what]
-				obj.SetName(names[what])
-				obj.SetNamespace(e.ns)
+				if err := e.get(obj, names[what]); err != nil {
+					t.Fatal(err)
+				}
 				if err := e.c.Delete(e.ctx, obj); err != nil {
 					t.Fatalf("deleting the %s: %v", what, err)
+				}
+				cpDeleted = cpDeleted || what == "controlplane"
+				if kind, ok := entityOf[what]; ok && !cpDeleted {
+					// While its control plane is there, an object's entity goes with the object (and not only
+					// because something deleted later takes it along).
+					e.waitGone(obj, names[what])
+					if got := e.simByUID(kind, obj.GetUID()); len(got) != 0 {
+						t.Errorf("the %s is gone but its %s is still in Konnect", what, kind)
+					}
 				}
 			}
 			e.eventually(30*time.Second, "every object gone", func() error {

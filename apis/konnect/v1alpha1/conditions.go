@@ -16,8 +16,8 @@ const (
 	ConditionMembersRefValid = "MembersRefValid"
 	// ConditionCredentialsValid is True when every credential Secret of a KongConsumer exists and is usable.
 	ConditionCredentialsValid = "CredentialsValid"
-	// ConditionKongConsumerGroupRefsValid is False when a KongConsumer names consumer groups, which this operator
-	// does not synchronise.
+	// ConditionKongConsumerGroupRefsValid is True when every KongConsumerGroup a KongConsumer names exists in Konnect
+	// in the consumer's control plane.
 	ConditionKongConsumerGroupRefsValid = "KongConsumerGroupRefsValid"
 )
 

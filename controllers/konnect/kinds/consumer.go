@@ -13,10 +13,11 @@ import (
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
-// Consumer is the Kind of KongConsumer: a consumer in a Konnect control plane, and its credentials.
+// Consumer is the Kind of KongConsumer: a consumer in a Konnect control plane, its credentials and its consumer
+// group memberships.
 func Consumer() entity.Kind[*configurationv1.KongConsumer] {
 	m := consumerMapping{}
-	return entity.Kind[*configurationv1.KongConsumer]{Mapping: m, Parts: entity.WithParts[*configurationv1.KongConsumer, credentialParts](m)}
+	return entity.Kind[*configurationv1.KongConsumer]{Mapping: m, Parts: entity.WithParts[*configurationv1.KongConsumer, consumerParts](m)}
 }
 
 // consumerMapping adapts KongConsumer.
@@ -69,7 +70,7 @@ func (k consumerMapping) DeletionScope(ctx context.Context, c client.Reader, kc 
 }
 
 func (consumerMapping) Indexes() []entity.RefIndex {
-	return []entity.RefIndex{credentialsIndex(), cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
+	return []entity.RefIndex{credentialsIndex(), consumerGroupsIndex(), cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 		return o.(*configurationv1.KongConsumer).Spec.ControlPlaneRef
 	})}
 }

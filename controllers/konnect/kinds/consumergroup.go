@@ -13,10 +13,11 @@ import (
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
-// ConsumerGroup is the Kind of KongConsumerGroup: a consumer group in a Konnect control plane. Its members are
-// synced by the consumers that name it (consumerGroups), as parts of each consumer.
+// ConsumerGroup is the Kind of KongConsumerGroup: a consumer group in a Konnect control plane. Its members are the
+// consumers that name it (consumerGroups); see memberships.go.
 func ConsumerGroup() entity.Kind[*configurationv1beta1.KongConsumerGroup] {
-	return entity.Kind[*configurationv1beta1.KongConsumerGroup]{Mapping: consumerGroupMapping{}}
+	m := consumerGroupMapping{}
+	return entity.Kind[*configurationv1beta1.KongConsumerGroup]{Mapping: m, Parts: entity.WithParts[*configurationv1beta1.KongConsumerGroup, groupMembers](m)}
 }
 
 // consumerGroupMapping adapts KongConsumerGroup.

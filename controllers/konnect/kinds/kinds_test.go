@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/almproject/alm/controllers/konnect/entity"
 )
 
 func TestExpandURL(t *testing.T) {
@@ -79,5 +81,26 @@ func TestCredentialBody(t *testing.T) {
 				t.Errorf("body %v, problem %q; want %v", body, problem, tc.want)
 			}
 		})
+	}
+}
+
+// A configuration read from a Secret is hashed as the Secret's name and version, never as its values.
+func TestHashedPluginHidesSecretValues(t *testing.T) {
+	desired := map[string]any{"name": "rate-limiting", "config": map[string]any{"minute": 7}}
+	fromSecret := entity.Refs{Found: &pluginConfig{secret: "limits@12"}}
+	got := hashedPlugin(fromSecret, desired)
+	if !reflect.DeepEqual(got["config"], map[string]any{"fromSecret": "limits@12"}) || got["name"] != "rate-limiting" {
+		t.Errorf("hashed body %v", got)
+	}
+	if desired["config"].(map[string]any)["minute"] != 7 {
+		t.Error("hashedPlugin changed the desired body")
+	}
+	other := map[string]any{"name": "rate-limiting", "config": map[string]any{"minute": 8}}
+	if !reflect.DeepEqual(hashedPlugin(fromSecret, other), got) {
+		t.Error("two values of one Secret version hash differently: the hash depends on the value")
+	}
+	inline := entity.Refs{Found: &pluginConfig{}}
+	if !reflect.DeepEqual(hashedPlugin(inline, desired), desired) {
+		t.Error("an inline configuration is hashed as it is")
 	}
 }

@@ -84,6 +84,8 @@ type API interface {
 
 	// ConsumerGroupsOf returns the consumer groups the consumer consumerID is in, reading every page.
 	ConsumerGroupsOf(ctx context.Context, cpID, consumerID string) ([]Entity, error)
+	// ConsumersOfGroup returns the consumers in the consumer group groupID, reading every page.
+	ConsumersOfGroup(ctx context.Context, cpID, groupID string) ([]Entity, error)
 	// AddToConsumerGroup makes the consumer a member of the consumer group groupID.
 	AddToConsumerGroup(ctx context.Context, cpID, consumerID, groupID string) error
 	// RemoveFromConsumerGroup ends the consumer's membership of groupID. A missing one is an *APIError with
