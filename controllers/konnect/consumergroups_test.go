@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
@@ -165,5 +166,78 @@ func TestConsumerGroupDeletionOrders(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Steady state with every kind (a control plane, services, routes, consumers in groups, plugins on each target
+// kind and a global one): the calls per sync period are a few per control plane — one list per kind and one per
+// consumer group — not one per entity.
+func TestSteadyStateCallsWithPluginsAndGroups(t *testing.T) {
+	const period = 2 * time.Second
+	e := newEnv(t, envOptions{syncPeriod: period})
+	e.readyControlPlane("cp")
+	e.create(kongPlugin("limit", "rate-limiting", `{"minute": 5}`))
+	e.create(consumerGroupObj("gold", "cp"))
+	e.create(consumerGroupObj("silver", "cp"))
+	var waits []client.Object
+	for i := range 3 {
+		svc, route, kc := fmt.Sprintf("svc-%d", i), fmt.Sprintf("route-%d", i), fmt.Sprintf("consumer-%d", i)
+		e.create(serviceObj(svc, "cp", "example.com"))
+		e.create(routeObj(route, svc))
+		e.create(consumerObj(kc, "cp", "gold", "silver"))
+		for name, targets := range map[string]*configurationv1alpha1.KongPluginBindingTargets{
+			"svc": {ServiceReference: &configurationv1alpha1.TargetRefWithGroupKind{Name: svc, Kind: "KongService", Group: "configuration.konghq.com"}},
+			"rt":  {RouteReference: &configurationv1alpha1.TargetRefWithGroupKind{Name: route, Kind: "KongRoute", Group: "configuration.konghq.com"}},
+			"kc":  {ConsumerReference: &configurationv1alpha1.TargetRef{Name: kc}},
+		} {
+			b := &configurationv1alpha1.KongPluginBinding{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("limit-%s-%d", name, i)},
+				Spec: configurationv1alpha1.KongPluginBindingSpec{PluginReference: configurationv1alpha1.PluginRef{Name: "limit"}, Targets: targets}}
+			e.create(b)
+			waits = append(waits, b)
+		}
+		waits = append(waits, &configurationv1.KongConsumer{ObjectMeta: metav1.ObjectMeta{Name: kc}})
+	}
+	global := &configurationv1alpha1.KongPluginBinding{ObjectMeta: metav1.ObjectMeta{Name: "global"}, Spec: configurationv1alpha1.KongPluginBindingSpec{
+		PluginReference: configurationv1alpha1.PluginRef{Name: "limit"}, ControlPlaneRef: cpRef("cp"), Scope: configurationv1alpha1.KongPluginBindingScopeGlobalInControlPlane}}
+	e.create(global)
+	waits = append(waits, global)
+	for _, o := range waits {
+		e.waitProgrammed(o, o.GetName())
+	}
+	// Two scans to settle (creates happened within the first period), then three measured periods.
+	scans := func() int64 { return count(e.sim, http.MethodGet, konnectsim.PathPlugins) }
+	start := scans()
+	e.eventually(5*period, "two scans", func() error {
+		if scans() < start+2 {
+			return fmt.Errorf("%d scans", scans()-start)
+		}
+		return nil
+	})
+	before, first := e.sim.Counters(), scans()
+	e.eventually(6*period, "three measured scans", func() error {
+		if scans() < first+3 {
+			return fmt.Errorf("%d scans", scans()-first)
+		}
+		return nil
+	})
+	after := e.sim.Counters()
+	var total int64
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			total += d
+			t.Logf("%-100s %d", k, d)
+		}
+	}
+	perPeriod := float64(total) / 3
+	t.Logf("%d Konnect calls in 3 sync periods (%.1f per period) for 1 control plane, 3 services, 3 routes, 3 consumers in 2 groups, 10 plugins", total, perPeriod)
+	// One list per kind (control planes, services, routes, consumers, consumer groups, plugins), one per group and
+	// the auth configuration's token check: 9, and one more for the timing of the scans in the window.
+	if perPeriod > 10 {
+		t.Errorf("%.1f calls per sync period, want at most 10", perPeriod)
+	}
+	for k, v := range after {
+		if d := v - before[k]; d > 0 && (k[:3] == "PUT" || k[:4] == "POST" || k[:6] == "DELETE") {
+			t.Errorf("%d %s in steady state", d, k)
+		}
 	}
 }
