@@ -155,7 +155,7 @@ func TestConsumerGroupDeletionOrders(t *testing.T) {
 			e.eventually(30*time.Second, "every object gone", func() error {
 				for _, what := range tc.order {
 					if err := e.get(objs[what], objs[what].GetName()); !apierrors.IsNotFound(err) {
-						return fmt.Errorf("the %s is still there (%v, finalizers %v)", what, err, objs[what].GetFinalizers())
+						return fmt.Errorf("the %s is still there (%w, finalizers %v)", what, err, objs[what].GetFinalizers())
 					}
 				}
 				return nil

@@ -127,7 +127,7 @@ func TestPluginsAnnotation(t *testing.T) {
 	e.eventually(20*time.Second, "limit's binding and plugin gone", func() error {
 		err := e.get(&configurationv1alpha1.KongPluginBinding{}, pluginannotation.BindingName("KongService", "svc", "limit"))
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("binding still there (%v)", err)
+			return fmt.Errorf("binding still there (%w)", err)
 		}
 		if got := e.pluginsOf(svc.Status.Konnect.ID); len(got) != 1 || got[0].Name != "cors" {
 			return fmt.Errorf("plugins %+v", got)
@@ -197,7 +197,7 @@ func TestPluginConfigFromSecret(t *testing.T) {
 	})
 	e.eventually(5*time.Second, "status follows", func() error {
 		if err := e.get(b, "limit-svc"); err != nil || b.Status.ObservedHash == hash {
-			return fmt.Errorf("hash unchanged (%v)", err)
+			return fmt.Errorf("hash unchanged (%w)", err)
 		}
 		return nil
 	})
@@ -230,7 +230,7 @@ func (e *env) waitGone(obj client.Object, name string) {
 	e.t.Helper()
 	e.eventually(30*time.Second, fmt.Sprintf("%T %s gone", obj, name), func() error {
 		if err := e.get(obj, name); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("still there (%v, finalizers %v)", err, obj.GetFinalizers())
+			return fmt.Errorf("still there (%w, finalizers %v)", err, obj.GetFinalizers())
 		}
 		return nil
 	})
@@ -286,7 +286,7 @@ func TestPluginDeletionOrders(t *testing.T) {
 			e.eventually(30*time.Second, "every object gone", func() error {
 				for _, what := range tc.order {
 					if err := e.get(objs[what], names[what]); !apierrors.IsNotFound(err) {
-						return fmt.Errorf("the %s is still there (%v, finalizers %v)", what, err, objs[what].GetFinalizers())
+						return fmt.Errorf("the %s is still there (%w, finalizers %v)", what, err, objs[what].GetFinalizers())
 					}
 				}
 				return nil

@@ -64,11 +64,9 @@ func resolvePlugin(ctx context.Context, c client.Reader, b *configurationv1alpha
 // the Secret's name and version), or what is wrong with it.
 func readPluginConfig(ctx context.Context, c client.Reader, kp *configurationv1.KongPlugin) (map[string]any, string, string, error) {
 	if kp.ConfigFrom == nil {
-		config := map[string]any{}
-		if len(kp.Config.Raw) > 0 {
-			if err := yaml.Unmarshal(kp.Config.Raw, &config); err != nil {
-				return nil, "", fmt.Sprintf("KongPlugin %s/%s: config is not an object", kp.Namespace, kp.Name), nil
-			}
+		config, ok := decodeObject(kp.Config.Raw)
+		if !ok {
+			return nil, "", fmt.Sprintf("KongPlugin %s/%s: config is not an object", kp.Namespace, kp.Name), nil
 		}
 		return config, "", "", nil
 	}
@@ -84,12 +82,21 @@ func readPluginConfig(ctx context.Context, c client.Reader, kp *configurationv1.
 	if !ok {
 		return nil, "", fmt.Sprintf("KongPlugin %s/%s: configFrom Secret %s has no key %q", kp.Namespace, kp.Name, ref.Secret, ref.Key), nil
 	}
-	config := map[string]any{}
-	if err := yaml.Unmarshal(raw, &config); err != nil {
-		// The error would quote the value: it is not passed on.
+	config, ok := decodeObject(raw)
+	if !ok {
+		// The decoder's error would quote the value: it is not passed on.
 		return nil, "", fmt.Sprintf("KongPlugin %s/%s: configFrom Secret %s key %q is not a JSON or YAML object", kp.Namespace, kp.Name, ref.Secret, ref.Key), nil
 	}
 	return config, ref.Secret + "@" + s.ResourceVersion, "", nil
+}
+
+// decodeObject decodes a JSON or YAML object (empty input is an empty object); ok is false for anything else.
+func decodeObject(raw []byte) (map[string]any, bool) {
+	config := map[string]any{}
+	if len(raw) == 0 {
+		return config, true
+	}
+	return config, yaml.Unmarshal(raw, &config) == nil
 }
 
 // pluginBody is the Konnect body of a KongPlugin with its configuration.
