@@ -10,12 +10,17 @@ import (
 	"fmt"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/controllers/konnect/entity"
@@ -109,16 +114,61 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := entity.Setup(ctx, mgr, kinds.Route(), kindOpts); err != nil {
 		return err
 	}
-	if err := entity.Setup(ctx, mgr, kinds.Consumer(), kindOpts); err != nil {
+	installed, err := optionalKinds(mgr.GetRESTMapper())
+	if err != nil {
 		return err
+	}
+	if err := entity.Setup(ctx, mgr, kinds.Consumer(installed.consumerGroups), kindOpts); err != nil {
+		return err
+	}
+	return setupOptional(ctx, mgr, installed, kindOpts)
+}
+
+// setupOptional registers the loops of the kinds added after the first bundles, when their CRDs are installed.
+func setupOptional(ctx context.Context, mgr manager.Manager, installed installedKinds, kindOpts entity.Options) error {
+	log := mgr.GetLogger().WithName("setup")
+	if !installed.consumerGroups {
+		log.Info("the KongConsumerGroup CRD is not installed: consumer groups are not synced")
+		return nil
 	}
 	if err := entity.Setup(ctx, mgr, kinds.ConsumerGroup(), kindOpts); err != nil {
 		return err
 	}
+	if !installed.plugins {
+		log.Info("the KongPlugin and KongPluginBinding CRDs are not installed: plugins are not synced")
+		return nil
+	}
 	if err := entity.Setup(ctx, mgr, kinds.PluginBinding(), kindOpts); err != nil {
 		return err
 	}
-	return pluginannotation.Setup(mgr, ctrlOpts)
+	return pluginannotation.Setup(mgr, kindOpts.Controller)
+}
+
+// installedKinds says which of the kinds added after the first bundles have their CRDs installed: an operator
+// binary newer than its bundle (every bundle's image is built from the current code) runs with the CRDs it has.
+type installedKinds struct {
+	consumerGroups, plugins bool
+}
+
+// optionalKinds asks the API server (through the REST mapper) which optional kinds it serves.
+func optionalKinds(mapper apimeta.RESTMapper) (installedKinds, error) {
+	has := func(gvk schema.GroupVersionKind) (bool, error) {
+		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if apimeta.IsNoMatchError(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	groups, err := has(configurationv1beta1.GroupVersion.WithKind("KongConsumerGroup"))
+	if err != nil {
+		return installedKinds{}, err
+	}
+	plugin, err := has(configurationv1.GroupVersion.WithKind("KongPlugin"))
+	if err != nil {
+		return installedKinds{}, err
+	}
+	binding, err := has(configurationv1alpha1.GroupVersion.WithKind("KongPluginBinding"))
+	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding}, err
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period

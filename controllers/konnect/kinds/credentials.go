@@ -109,7 +109,7 @@ func secretTag(name string) string { return TagSecret + ":" + name }
 
 // DeclaredParts of a consumer are its credentials and its consumer group memberships.
 func (k consumerMapping) DeclaredParts(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (consumerParts, bool, []entity.RefCheck, error) {
-	groups, groupCheck, err := declaredGroups(ctx, c, kc)
+	groups, groupCheck, err := k.declaredGroups(ctx, c, kc)
 	if err != nil {
 		return consumerParts{}, false, nil, err
 	}

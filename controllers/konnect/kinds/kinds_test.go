@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
 )
 
@@ -102,5 +105,15 @@ func TestHashedPluginHidesSecretValues(t *testing.T) {
 	inline := entity.Refs{Found: &pluginConfig{}}
 	if !reflect.DeepEqual(hashedPlugin(inline, desired), desired) {
 		t.Error("an inline configuration is hashed as it is")
+	}
+}
+
+// Without the KongConsumerGroup CRD, consumerGroups are reported as unsupported and block nothing.
+func TestConsumerGroupsUnsupportedWithoutTheirCRD(t *testing.T) {
+	kc := &configurationv1.KongConsumer{ConsumerGroups: []string{"gold"}}
+	ids, check, err := consumerMapping{groups: false}.declaredGroups(context.Background(), nil, kc)
+	if err != nil || ids != nil || check.OK || !check.Advisory || check.Reason != konnectv1alpha1.ReasonUnsupported ||
+		!strings.Contains(check.Message, "gold") {
+		t.Errorf("ids %v check %+v err %v", ids, check, err)
 	}
 }

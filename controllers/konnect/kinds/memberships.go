@@ -30,8 +30,14 @@ func ourKindTag(kind string) string { return entity.TagKind + ":" + kind }
 
 // declaredGroups checks the groups the consumer names: each must be in Konnect, in the consumer's control plane. It
 // returns their Konnect IDs, sorted.
-func declaredGroups(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) ([]string, entity.RefCheck, error) {
+func (k consumerMapping) declaredGroups(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) ([]string, entity.RefCheck, error) {
 	check := entity.RefCheck{Type: konnectv1alpha1.ConditionKongConsumerGroupRefsValid, Absent: len(kc.ConsumerGroups) == 0}
+	if !k.groups {
+		check.Advisory, check.Reason = true, konnectv1alpha1.ReasonUnsupported
+		check.Message = fmt.Sprintf("consumerGroups %s are not synchronised: the KongConsumerGroup CRD is not installed, so the consumer is in Konnect without these group memberships",
+			strings.Join(kc.ConsumerGroups, ", "))
+		return nil, check, nil
+	}
 	var ids, problems []string
 	own := cpRefName(kc.Spec.ControlPlaneRef)
 	for _, name := range slices.Compact(slices.Sorted(slices.Values(kc.ConsumerGroups))) {
