@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,7 +22,31 @@ import (
 // PluginBinding is the Kind of KongPluginBinding: the Konnect plugin entity, with its KongPlugin's configuration,
 // scoped to the binding's targets or global in its control plane.
 func PluginBinding() entity.Kind[*configurationv1alpha1.KongPluginBinding] {
-	return entity.Kind[*configurationv1alpha1.KongPluginBinding]{Mapping: bindingMapping{}, Hashed: hashedPlugin}
+	return entity.Kind[*configurationv1alpha1.KongPluginBinding]{Mapping: bindingMapping{}, Hashed: hashedPlugin,
+		Follows: []entity.Follow{{Target: &corev1.Secret{}, Map: bindingsReadingSecret}}}
+}
+
+// bindingsReadingSecret finds the bindings whose KongPlugin reads its configuration from the Secret s, so that a
+// change of the Secret reaches Konnect at once.
+func bindingsReadingSecret(ctx context.Context, c client.Reader, s client.Object) []types.NamespacedName {
+	plugins := &configurationv1.KongPluginList{}
+	if err := c.List(ctx, plugins, client.InNamespace(s.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var keys []types.NamespacedName
+	for _, kp := range plugins.Items {
+		if kp.ConfigFrom == nil || kp.ConfigFrom.SecretValue.Secret != s.GetName() {
+			continue
+		}
+		bindings := &configurationv1alpha1.KongPluginBindingList{}
+		if err := c.List(ctx, bindings, client.InNamespace(kp.Namespace), client.MatchingFields{indexPluginRef: kp.Name}, client.UnsafeDisableDeepCopy); err != nil {
+			return nil
+		}
+		for _, b := range bindings.Items {
+			keys = append(keys, client.ObjectKeyFromObject(&b))
+		}
+	}
+	return keys
 }
 
 // bindingMapping adapts KongPluginBinding.
