@@ -6,6 +6,7 @@ import (
 
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 )
@@ -19,6 +20,7 @@ func NewScheme() (*runtime.Scheme, error) {
 		konnectv1alpha2.AddToScheme,
 		configurationv1alpha1.AddToScheme,
 		configurationv1.AddToScheme,
+		configurationv1beta1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err

@@ -1,5 +1,6 @@
 // Package konnect is the Konnect operator: it keeps Kong Konnect in the state declared by Kubernetes objects
-// (KonnectAPIAuthConfiguration, KonnectGatewayControlPlane, KongService, KongRoute, KongConsumer). Setup wires its
+// (KonnectAPIAuthConfiguration, KonnectGatewayControlPlane, KongService, KongRoute, KongConsumer, KongConsumerGroup,
+// KongPluginBinding with its KongPlugin). Setup wires its
 // parts: the loop of auth configurations (authconfig), the one generic loop of every entity kind (entity, the seed
 // konnect-reconciliation-loop.md) with the kinds it syncs (kinds), and the Konnect client (konnectapi).
 package konnect
@@ -10,18 +11,24 @@ import (
 	"fmt"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/controllers/konnect/handoff"
 	"github.com/almproject/alm/controllers/konnect/kinds"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
+	"github.com/almproject/alm/controllers/konnect/pluginannotation"
 	"github.com/almproject/alm/controllers/konnect/retag"
 )
 
@@ -31,6 +38,11 @@ import (
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices;kongroutes;kongconsumers,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices/status;kongroutes/status;kongconsumers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongservices/finalizers;kongroutes/finalizers;kongconsumers/finalizers,verbs=update
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongconsumergroups;kongpluginbindings,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongconsumergroups/status;kongpluginbindings/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongconsumergroups/finalizers;kongpluginbindings/finalizers,verbs=update
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongpluginbindings,verbs=create;delete
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongplugins,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -113,7 +125,61 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := entity.Setup(ctx, mgr, kinds.Route(), kindOpts); err != nil {
 		return err
 	}
-	return entity.Setup(ctx, mgr, kinds.Consumer(), kindOpts)
+	installed, err := optionalKinds(mgr.GetRESTMapper())
+	if err != nil {
+		return err
+	}
+	if err := entity.Setup(ctx, mgr, kinds.Consumer(installed.consumerGroups), kindOpts); err != nil {
+		return err
+	}
+	return setupOptional(ctx, mgr, installed, kindOpts)
+}
+
+// setupOptional registers the loops of the kinds added after the first bundles, when their CRDs are installed.
+func setupOptional(ctx context.Context, mgr manager.Manager, installed installedKinds, kindOpts entity.Options) error {
+	log := mgr.GetLogger().WithName("setup")
+	if !installed.consumerGroups {
+		log.Info("the KongConsumerGroup CRD is not installed: consumer groups are not synced")
+		return nil
+	}
+	if err := entity.Setup(ctx, mgr, kinds.ConsumerGroup(), kindOpts); err != nil {
+		return err
+	}
+	if !installed.plugins {
+		log.Info("the KongPlugin and KongPluginBinding CRDs are not installed: plugins are not synced")
+		return nil
+	}
+	if err := entity.Setup(ctx, mgr, kinds.PluginBinding(), kindOpts); err != nil {
+		return err
+	}
+	return pluginannotation.Setup(mgr, kindOpts.Controller)
+}
+
+// installedKinds says which of the kinds added after the first bundles have their CRDs installed: an operator
+// binary newer than its bundle (every bundle's image is built from the current code) runs with the CRDs it has.
+type installedKinds struct {
+	consumerGroups, plugins bool
+}
+
+// optionalKinds asks the API server (through the REST mapper) which optional kinds it serves.
+func optionalKinds(mapper apimeta.RESTMapper) (installedKinds, error) {
+	has := func(gvk schema.GroupVersionKind) (bool, error) {
+		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if apimeta.IsNoMatchError(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	groups, err := has(configurationv1beta1.GroupVersion.WithKind("KongConsumerGroup"))
+	if err != nil {
+		return installedKinds{}, err
+	}
+	plugin, err := has(configurationv1.GroupVersion.WithKind("KongPlugin"))
+	if err != nil {
+		return installedKinds{}, err
+	}
+	binding, err := has(configurationv1alpha1.GroupVersion.WithKind("KongPluginBinding"))
+	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding}, err
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period
@@ -161,9 +227,19 @@ func retaggersOf(mgr manager.Manager, opts Options) ([]retag.Retagger, error) {
 	add := func(r retag.Retagger, err error) {
 		out, errs = append(out, r), append(errs, err)
 	}
+	installed, err := optionalKinds(mgr.GetRESTMapper())
+	if err != nil {
+		return nil, err
+	}
 	add(retag.For(c, rs, kinds.ControlPlane(), clients, scheme))
 	add(retag.For(c, rs, kinds.Service(), clients, scheme))
 	add(retag.For(c, rs, kinds.Route(), clients, scheme))
-	add(retag.For(c, rs, kinds.Consumer(), clients, scheme))
+	add(retag.For(c, rs, kinds.Consumer(installed.consumerGroups), clients, scheme))
+	if installed.consumerGroups {
+		add(retag.For(c, rs, kinds.ConsumerGroup(), clients, scheme))
+	}
+	if installed.plugins {
+		add(retag.For(c, rs, kinds.PluginBinding(), clients, scheme))
+	}
 	return out, errors.Join(errs...)
 }

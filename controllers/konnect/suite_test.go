@@ -29,6 +29,7 @@ import (
 
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/entity"
@@ -267,6 +268,10 @@ func (e *env) condition(obj client.Object, name, typ string) (*metav1.Condition,
 	case *configurationv1alpha1.KongRoute:
 		conds = o.Status.Conditions
 	case *configurationv1.KongConsumer:
+		conds = o.Status.Conditions
+	case *configurationv1alpha1.KongPluginBinding:
+		conds = o.Status.Conditions
+	case *configurationv1beta1.KongConsumerGroup:
 		conds = o.Status.Conditions
 	}
 	c := apimeta.FindStatusCondition(conds, typ)

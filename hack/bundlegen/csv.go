@@ -33,11 +33,13 @@ type csvInput struct {
 	crds               []*apiextv1.CustomResourceDefinition
 	clusterPermissions []rbacv1.PolicyRule
 	permissions        []rbacv1.PolicyRule
+	// examples are the package's examples of the kinds this version ships.
+	examples []map[string]any
 }
 
 // buildCSV returns the ClusterServiceVersion of one version.
 func buildCSV(p *Package, v Version, in csvInput) (*opv1alpha1.ClusterServiceVersion, error) {
-	examples := p.Examples
+	examples := in.examples
 	if examples == nil {
 		examples = []map[string]any{}
 	}

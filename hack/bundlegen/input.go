@@ -43,6 +43,9 @@ type Package struct {
 	// CRDDirectory holds the CRDs the package owns (relative to the repository root); every file becomes part of
 	// every bundle and an owned CRD of its CSV.
 	CRDDirectory string `json:"crdDirectory,omitempty"`
+	// CRDsSince names CRDs of CRDDirectory (<plural>.<group>) that only versions from the given one on ship, with
+	// their RBAC rules and examples: CRDs added after a version was published, so its bundle stays as published.
+	CRDsSince map[string]string `json:"crdsSince,omitempty"`
 	// ClusterRole is a generated ClusterRole file whose rules become the CSV's clusterPermissions.
 	ClusterRole string `json:"clusterRole,omitempty"`
 	// Role is a generated (Cluster)Role file whose rules become the CSV's namespaced permissions: what the operator
@@ -159,6 +162,9 @@ func (p *Package) check() error {
 	}
 	if _, err := semver.ParseTolerant(p.MinKubeVersion); err != nil {
 		return fmt.Errorf("minKubeVersion %q: %w", p.MinKubeVersion, err)
+	}
+	if err := p.checkSince(); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i, v := range p.Versions {

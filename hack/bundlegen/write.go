@@ -67,7 +67,11 @@ func WriteBundle(root string, p *Package, v Version, dir string) error {
 		return fmt.Errorf("version %s: %w", v.Version, err)
 	}
 	in := csvInput{}
-	crdFiles, err := loadCRDs(root, p.CRDDirectory, v.PrinterColumns)
+	all, err := loadCRDs(root, p.CRDDirectory, v.PrinterColumns)
+	if err != nil {
+		return err
+	}
+	crdFiles, leave, err := p.shipped(all, v.Version)
 	if err != nil {
 		return err
 	}
@@ -80,6 +84,9 @@ func WriteBundle(root string, p *Package, v Version, dir string) error {
 	if in.permissions, err = LoadRules(root, p.Role); err != nil {
 		return err
 	}
+	in.clusterPermissions = withoutResources(in.clusterPermissions, leave)
+	in.permissions = withoutResources(in.permissions, leave)
+	in.examples = withoutExamples(p.Examples, leave)
 	csv, err := buildCSV(p, v, in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.BundleName(v.Version), err)

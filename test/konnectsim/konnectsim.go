@@ -11,6 +11,9 @@
 //   - /v2/control-planes/{controlPlaneId}/core-entities/services/{serviceId}/routes[/{routeId}]
 //   - /v2/control-planes/{controlPlaneId}/core-entities/consumers/{consumerId}/{basic-auth,key-auth,acls,jwt,hmac-auth}[/{id}],
 //     and GET .../core-entities/{basic-auths,key-auths,acls,jwts,hmac-auths}[/{id}]
+//   - /v2/control-planes/{controlPlaneId}/core-entities/{consumer_groups,plugins}[/{id}]: plugins global or scoped
+//     (service, route, consumer, consumer_group ids, which must exist), unique per name and scope, config defaults
+//   - .../consumers/{consumerId}/consumer_groups[/{consumerGroupId}] and .../consumer_groups/{consumerGroupId}/consumers[/{consumerId}]
 //   - /v2/control-planes/{controlPlaneId}/group-memberships[/add|/remove], group-member-status, group-status
 //
 // Answers follow Konnect: the same JSON shapes the SDK decodes, server-side
@@ -28,7 +31,7 @@
 // This package is the server: routing, authentication, the rate limit, fault
 // injection, counters and the admin API. The endpoints' handlers live in
 // internal/platform (organizations, control planes, groups) and
-// internal/coreentities (services, routes, consumers, credentials), and the
+// internal/coreentities (services, routes, consumers, credentials, consumer groups, plugins), and the
 // state they share in internal/store.
 package konnectsim
 

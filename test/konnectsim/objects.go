@@ -17,6 +17,9 @@ const (
 	KindACL       = store.KindACL
 	KindJWT       = store.KindJWT
 	KindHMACAuth  = store.KindHMACAuth
+	// KindConsumerGroup and KindPlugin are consumer groups and plugins.
+	KindConsumerGroup = store.KindConsumerGroup
+	KindPlugin        = store.KindPlugin
 )
 
 // Object describes one stored Konnect object, for assertions such as "no
@@ -54,3 +57,6 @@ func (s *Server) Remove(id string) error { return s.st.Remove(id) }
 
 // GroupMembers returns the member IDs of the control plane group groupID (nil if there is no such group).
 func (s *Server) GroupMembers(groupID string) []string { return s.st.GroupMembers(groupID) }
+
+// GroupConsumers returns the IDs of the consumers in the consumer group groupID, sorted.
+func (s *Server) GroupConsumers(groupID string) []string { return s.st.GroupConsumers(groupID) }

@@ -46,6 +46,16 @@ const (
 	PathHMACAuths  = PathControlPlane + "/core-entities/hmac-auths"
 	PathHMACAuth   = PathHMACAuths + "/{credentialId}"
 
+	// Consumer groups, their members, and plugins.
+	PathConsumerGroups         = PathControlPlane + "/core-entities/consumer_groups"
+	PathConsumerGroup          = PathConsumerGroups + "/{consumerGroupId}"
+	PathConsumerGroupConsumers = PathConsumerGroup + "/consumers"
+	PathConsumerGroupConsumer  = PathConsumerGroupConsumers + "/{consumerId}"
+	PathConsumerConsumerGroups = PathConsumer + "/consumer_groups"
+	PathConsumerConsumerGroup  = PathConsumerConsumerGroups + "/{consumerGroupId}"
+	PathPlugins                = PathControlPlane + "/core-entities/plugins"
+	PathPlugin                 = PathPlugins + "/{pluginId}"
+
 	// Members of a control plane group.
 	PathGroupMemberships       = PathControlPlane + "/group-memberships"
 	PathGroupMembershipsAdd    = PathGroupMemberships + "/add"
@@ -81,6 +91,8 @@ func (s *Server) routes() *http.ServeMux {
 		{kind: KindService, list: PathServices, one: PathService, idVar: "serviceId"},
 		{kind: KindRoute, list: PathRoutes, one: PathRoute, idVar: "routeId"},
 		{kind: KindConsumer, list: PathConsumers, one: PathConsumer, idVar: "consumerId"},
+		{kind: KindConsumerGroup, list: PathConsumerGroups, one: PathConsumerGroup, idVar: "consumerGroupId"},
+		{kind: KindPlugin, list: PathPlugins, one: PathPlugin, idVar: "pluginId"},
 		{kind: KindRoute, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", parentIDVar: "serviceId"},
 		{kind: KindBasicAuth, list: PathConsumerBasicAuth, one: PathConsumerBasicAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
 		{kind: KindKeyAuth, list: PathConsumerKeyAuth, one: PathConsumerKeyAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
@@ -102,6 +114,20 @@ func (s *Server) routes() *http.ServeMux {
 		s.handle(mux, "POST "+c.list, coreAPI, h.Create)
 		s.handle(mux, "PUT "+c.one, coreAPI, h.Upsert)
 		s.handle(mux, "DELETE "+c.one, coreAPI, h.Delete)
+	}
+
+	for _, m := range []struct {
+		fromConsumer bool
+		list, one    string
+	}{
+		{true, PathConsumerConsumerGroups, PathConsumerConsumerGroup},
+		{false, PathConsumerGroupConsumers, PathConsumerGroupConsumer},
+	} {
+		h := s.core.Membership(m.fromConsumer)
+		s.handle(mux, "GET "+m.list, coreAPI, h.List)
+		s.handle(mux, "POST "+m.list, coreAPI, h.Add)
+		s.handle(mux, "DELETE "+m.list, coreAPI, h.Remove)
+		s.handle(mux, "DELETE "+m.one, coreAPI, h.Remove)
 	}
 
 	s.adminRoutes(mux)

@@ -1,4 +1,4 @@
-// Package v1 contains the configuration.konghq.com v1 API of the Konnect operator: KongConsumer. Field names and
+// Package v1 contains the configuration.konghq.com v1 API of the Konnect operator: KongConsumer and KongPlugin. Field names and
 // JSON follow Kong's API (username and custom_id at the top level) so existing manifests apply unchanged.
 //
 // +kubebuilder:object:generate=true
@@ -23,7 +23,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &KongConsumer{}, &KongConsumerList{})
+	s.AddKnownTypes(GroupVersion, &KongConsumer{}, &KongConsumerList{}, &KongPlugin{}, &KongPluginList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

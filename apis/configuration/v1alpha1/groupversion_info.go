@@ -1,6 +1,6 @@
-// Package v1alpha1 contains the configuration.konghq.com v1alpha1 API of the Konnect operator: KongService and
-// KongRoute, plus the control plane reference and Konnect status shared by gateway-configuring kinds. Field names and
-// JSON follow Kong Gateway Operator's API so existing manifests apply unchanged.
+// Package v1alpha1 contains the configuration.konghq.com v1alpha1 API of the Konnect operator: KongService,
+// KongRoute and KongPluginBinding, plus the control plane reference and Konnect status shared by gateway-configuring
+// kinds. Field names and JSON follow Kong Gateway Operator's API so existing manifests apply unchanged.
 //
 // +kubebuilder:object:generate=true
 // +groupName=configuration.konghq.com
@@ -27,6 +27,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion,
 		&KongService{}, &KongServiceList{},
 		&KongRoute{}, &KongRouteList{},
+		&KongPluginBinding{}, &KongPluginBindingList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -16,8 +16,8 @@ const (
 	ConditionMembersRefValid = "MembersRefValid"
 	// ConditionCredentialsValid is True when every credential Secret of a KongConsumer exists and is usable.
 	ConditionCredentialsValid = "CredentialsValid"
-	// ConditionKongConsumerGroupRefsValid is False when a KongConsumer names consumer groups, which this operator
-	// does not synchronise.
+	// ConditionKongConsumerGroupRefsValid is True when every KongConsumerGroup a KongConsumer names exists in Konnect
+	// in the consumer's control plane.
 	ConditionKongConsumerGroupRefsValid = "KongConsumerGroupRefsValid"
 )
 
@@ -49,4 +49,16 @@ const (
 	ReasonUnsupported = "Unsupported"
 	// ReasonUnreachable: Konnect could not be reached to check the token; it is retried with backoff.
 	ReasonUnreachable = "Unreachable"
+)
+
+// Condition types of plugin bindings and consumer groups.
+const (
+	// ConditionKongPluginRefValid is True when a KongPluginBinding's KongPlugin exists and its configuration is usable.
+	ConditionKongPluginRefValid = "KongPluginRefValid"
+	// ConditionKongRouteRefValid is True when a KongPluginBinding's KongRoute exists in Konnect.
+	ConditionKongRouteRefValid = "KongRouteRefValid"
+	// ConditionKongConsumerRefValid is True when a KongPluginBinding's KongConsumer exists in Konnect.
+	ConditionKongConsumerRefValid = "KongConsumerRefValid"
+	// ConditionKongConsumerGroupRefValid is True when a KongPluginBinding's KongConsumerGroup exists in Konnect.
+	ConditionKongConsumerGroupRefValid = "KongConsumerGroupRefValid"
 )

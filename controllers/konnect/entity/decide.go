@@ -121,6 +121,11 @@ func Drifted(desired, actual map[string]any, keys []string) bool {
 			if !sameLabels(got, want) {
 				return true
 			}
+		case "config":
+			// A plugin's configuration comes back with the plugin's defaults filled in.
+			if !contains(normalize(got), normalize(want)) {
+				return true
+			}
 		default:
 			if !jsonEqual(want, got) {
 				return true
@@ -128,6 +133,26 @@ func Drifted(desired, actual map[string]any, keys []string) bool {
 		}
 	}
 	return false
+}
+
+// contains says whether got holds want: every key of an object in want is in got with a value that holds want's;
+// anything else compares equal.
+func contains(got, want any) bool {
+	w, ok := want.(map[string]any)
+	if !ok {
+		return reflect.DeepEqual(got, want)
+	}
+	g, ok := got.(map[string]any)
+	if !ok {
+		return false
+	}
+	for k, v := range w {
+		gv, present := g[k]
+		if !present || !contains(gv, v) {
+			return false
+		}
+	}
+	return true
 }
 
 // jsonEqual compares two values after a JSON round trip, so that numbers, typed slices and maps compare alike.

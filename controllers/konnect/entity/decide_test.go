@@ -87,6 +87,19 @@ func TestDrifted(t *testing.T) {
 	if !Drifted(labels, map[string]any{"name": "cp", "labels": map[string]any{"k8s-uid": "1"}}, nil) {
 		t.Error("a removed label is drift")
 	}
+	plugin := map[string]any{"name": "rate-limiting", "config": map[string]any{"minute": 5, "redis": map[string]any{"port": 6379}}}
+	withDefaults := map[string]any{"name": "rate-limiting", "config": map[string]any{"minute": 5, "policy": "local", "redis": map[string]any{"port": 6379, "timeout": 2000}}}
+	if Drifted(plugin, withDefaults, nil) {
+		t.Error("a plugin's configuration with Konnect's defaults filled in is not drift")
+	}
+	edited := map[string]any{"name": "rate-limiting", "config": map[string]any{"minute": 500, "policy": "local", "redis": map[string]any{"port": 6379}}}
+	if !Drifted(plugin, edited, nil) {
+		t.Error("a configuration value edited out of band is drift")
+	}
+	nested := map[string]any{"name": "rate-limiting", "config": map[string]any{"minute": 5, "redis": map[string]any{"port": 1}}}
+	if !Drifted(plugin, nested, nil) {
+		t.Error("a nested configuration value edited out of band is drift")
+	}
 }
 
 func TestStateHash(t *testing.T) {

@@ -90,7 +90,7 @@ func (s *driftScanner[T]) inSync(ctx context.Context, obj T) (Refs, map[string]a
 	}
 	s.r.Identity.apply(desired)
 	parts, _, err := s.r.declaredParts(ctx, obj)
-	if err != nil || StateHash(obj, refs.ControlPlaneID, desired, parts.hash()) != st.Sync.ObservedHash {
+	if err != nil || s.r.stateHash(obj, refs, desired, parts) != st.Sync.ObservedHash {
 		return Refs{}, nil, false
 	}
 	return refs, desired, true

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
@@ -54,6 +55,19 @@ type Kind[T client.Object] struct {
 	// RecreateWhenGone: Konnect's update of this type is a patch, not an upsert, so an entity deleted out of band
 	// answers the update with 404 and is created anew (it cannot be re-created with its old ID).
 	RecreateWhenGone bool
+	// Hashed, when set, is what of the desired body goes into the object's observedHash: a body holding values read
+	// from a Secret is hashed with the Secret's name and resourceVersion in their place, so no hash of a secret
+	// value is ever written to the status.
+	Hashed func(refs Refs, desired map[string]any) map[string]any
+	// Follows are objects the kind's objects depend on without naming them (no RefIndex can find the objects):
+	// a change of one re-reconciles the objects its Map returns.
+	Follows []Follow
+}
+
+// Follow re-reconciles objects of a kind when a Target object changes: Map returns their keys (read from the cache).
+type Follow struct {
+	Target client.Object
+	Map    func(ctx context.Context, c client.Reader, target client.Object) []types.NamespacedName
 }
 
 // Mirror is the ability of kinds whose objects may stand for an entity that exists in Konnect already (source
@@ -120,6 +134,11 @@ type Refs struct {
 	Auth           *konnectv1alpha1.KonnectAPIAuthConfiguration
 	ControlPlaneID string
 	ServiceID      string
+	// Scope are the Konnect IDs of what a plugin is scoped to, by body field (service, route, consumer,
+	// consumer_group).
+	Scope map[string]string
+	// Found is what Resolve read for Desired besides IDs (a KongPluginBinding's plugin configuration).
+	Found any
 }
 
 // RefCheck is the outcome of checking one reference, as a condition.

@@ -64,6 +64,9 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, kind Kind[
 		}
 		b = b.Watches(ri.Target, handler.EnqueueRequestsFromMapFunc(r.referrers(ri.Field)))
 	}
+	for _, f := range kind.Follows {
+		b = b.Watches(f.Target, handler.EnqueueRequestsFromMapFunc(r.follow(f)))
+	}
 	if opts.Mode == DriftModeList {
 		scanner := &driftScanner[T]{r: r, events: make(chan event.GenericEvent, 1024)}
 		if err := mgr.Add(scanner); err != nil {
@@ -86,6 +89,18 @@ func (r *Reconciler[T]) referrers(field string) handler.MapFunc {
 		reqs := make([]reconcile.Request, 0, len(items))
 		for _, o := range items {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+		}
+		return reqs
+	}
+}
+
+// follow maps a followed object to the objects of the kind that depend on it.
+func (r *Reconciler[T]) follow(f Follow) handler.MapFunc {
+	return func(ctx context.Context, target client.Object) []reconcile.Request {
+		keys := f.Map(ctx, r.Client, target)
+		reqs := make([]reconcile.Request, 0, len(keys))
+		for _, k := range keys {
+			reqs = append(reqs, reconcile.Request{NamespacedName: k})
 		}
 		return reqs
 	}

@@ -119,8 +119,16 @@ func (r *Reconciler[T]) readParts(ctx context.Context, obj T, p *pass) error {
 	if parts == nil {
 		r.applyChecks(obj, p.gone)
 	}
-	p.hash = StateHash(obj, p.refs.ControlPlaneID, p.desired, parts.hash())
+	p.hash = r.stateHash(obj, p.refs, p.desired, parts)
 	return nil
+}
+
+// stateHash is StateHash of the object, with the kind's Hashed form of the body.
+func (r *Reconciler[T]) stateHash(obj T, refs Refs, desired map[string]any, parts *declaredParts) string {
+	if r.Kind.Hashed != nil {
+		desired = r.Kind.Hashed(refs, desired)
+	}
+	return StateHash(obj, refs.ControlPlaneID, desired, parts.hash())
 }
 
 // declaredParts reads the object's declared parts; nil when its kind has none or there is nothing to sync.

@@ -13,14 +13,18 @@ import (
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
-// Consumer is the Kind of KongConsumer: a consumer in a Konnect control plane, and its credentials.
-func Consumer() entity.Kind[*configurationv1.KongConsumer] {
-	m := consumerMapping{}
-	return entity.Kind[*configurationv1.KongConsumer]{Mapping: m, Parts: entity.WithParts[*configurationv1.KongConsumer, credentialParts](m)}
+// Consumer is the Kind of KongConsumer: a consumer in a Konnect control plane, its credentials and (with groups,
+// when the KongConsumerGroup CRD is installed) its consumer group memberships; without, they are reported as
+// unsupported.
+func Consumer(groups bool) entity.Kind[*configurationv1.KongConsumer] {
+	m := consumerMapping{groups: groups}
+	return entity.Kind[*configurationv1.KongConsumer]{Mapping: m, Parts: entity.WithParts[*configurationv1.KongConsumer, consumerParts](m)}
 }
 
-// consumerMapping adapts KongConsumer.
-type consumerMapping struct{}
+// consumerMapping adapts KongConsumer; groups says whether consumer groups are synced.
+type consumerMapping struct {
+	groups bool
+}
 
 func (consumerMapping) Name() string                       { return "KongConsumer" }
 func (consumerMapping) Type() konnectapi.EntityType        { return konnectapi.TypeConsumer }
@@ -68,8 +72,12 @@ func (k consumerMapping) DeletionScope(ctx context.Context, c client.Reader, kc 
 	return deletionScopeInControlPlane(ctx, c, kc, st, k.Resolve)
 }
 
-func (consumerMapping) Indexes() []entity.RefIndex {
-	return []entity.RefIndex{credentialsIndex(), cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
+func (k consumerMapping) Indexes() []entity.RefIndex {
+	indexes := []entity.RefIndex{credentialsIndex(), cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 		return o.(*configurationv1.KongConsumer).Spec.ControlPlaneRef
 	})}
+	if k.groups {
+		indexes = append(indexes, consumerGroupsIndex())
+	}
+	return indexes
 }

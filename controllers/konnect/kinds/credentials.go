@@ -33,11 +33,14 @@ const (
 	TagSecret = "k8s-secret"
 )
 
-// credentialParts are a consumer's declared credentials.
-type credentialParts struct {
+// consumerParts are a consumer's declared credentials and consumer groups.
+type consumerParts struct {
 	// Owner is the consumer's uid tag, which every credential it owns in Konnect carries.
 	Owner       string       `json:"owner"`
 	Credentials []credential `json:"credentials"`
+	// Groups are the Konnect IDs of the consumer groups it is in (omitted when none, so the hash of a consumer
+	// without groups is what it was before groups were synced).
+	Groups []string `json:"groups,omitempty"`
 }
 
 // credentialFields are the Secret data keys of each type: required ones first, then optional ones.
@@ -104,18 +107,33 @@ func typeList() string {
 
 func secretTag(name string) string { return TagSecret + ":" + name }
 
-// DeclaredParts of a consumer are its credentials. Consumer groups are reported, not synced.
-func (k consumerMapping) DeclaredParts(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (credentialParts, bool, []entity.RefCheck, error) {
-	groups := entity.RefCheck{Type: konnectv1alpha1.ConditionKongConsumerGroupRefsValid, Absent: len(kc.ConsumerGroups) == 0,
-		Advisory: true, Reason: konnectv1alpha1.ReasonUnsupported,
-		Message: fmt.Sprintf("consumerGroups %s are not synchronised: this operator does not manage KongConsumerGroups, so the consumer is in Konnect without these group memberships",
-			strings.Join(kc.ConsumerGroups, ", "))}
-	check := entity.RefCheck{Type: konnectv1alpha1.ConditionCredentialsValid, Absent: len(kc.Credentials) == 0}
-	// The condition stays until the credentials of an earlier declaration are deleted, so a consumer that never had
-	// credentials costs no call.
-	if check.Absent && apimeta.FindStatusCondition(kc.Status.Conditions, check.Type) == nil {
-		return credentialParts{}, false, []entity.RefCheck{groups, check}, nil
+// DeclaredParts of a consumer are its credentials and its consumer group memberships.
+func (k consumerMapping) DeclaredParts(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (consumerParts, bool, []entity.RefCheck, error) {
+	groups, groupCheck, err := k.declaredGroups(ctx, c, kc)
+	if err != nil {
+		return consumerParts{}, false, nil, err
 	}
+	check := entity.RefCheck{Type: konnectv1alpha1.ConditionCredentialsValid, Absent: len(kc.Credentials) == 0}
+	// A condition stays until what an earlier declaration made is deleted, so a consumer that never had credentials
+	// or groups costs no call.
+	if check.Absent && groupCheck.Absent && apimeta.FindStatusCondition(kc.Status.Conditions, check.Type) == nil &&
+		apimeta.FindStatusCondition(kc.Status.Conditions, groupCheck.Type) == nil {
+		return consumerParts{}, false, []entity.RefCheck{groupCheck, check}, nil
+	}
+	creds, problems, err := k.declaredCredentials(ctx, c, kc)
+	if err != nil {
+		return consumerParts{}, false, nil, err
+	}
+	if len(problems) > 0 {
+		check.Message = "credentials cannot be synced: " + strings.Join(problems, "; ")
+	} else {
+		check.OK, check.Message = true, fmt.Sprintf("credential Secrets usable: %s", strings.Join(kc.Credentials, ", "))
+	}
+	return consumerParts{Owner: entity.UIDTag(kc), Credentials: creds, Groups: groups}, true, []entity.RefCheck{groupCheck, check}, nil
+}
+
+// declaredCredentials reads the credential Secrets the consumer names; problems say what is wrong with them.
+func (k consumerMapping) declaredCredentials(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) ([]credential, []string, error) {
 	creds := []credential{}
 	var problems []string
 	for _, name := range slices.Compact(slices.Sorted(slices.Values(kc.Credentials))) {
@@ -125,7 +143,7 @@ func (k consumerMapping) DeclaredParts(ctx context.Context, c client.Reader, kc 
 				problems = append(problems, fmt.Sprintf("Secret %s/%s not found", kc.Namespace, name))
 				continue
 			}
-			return credentialParts{}, false, nil, err
+			return nil, nil, err
 		}
 		t, body, problem := credentialBody(s)
 		if problem != "" {
@@ -135,20 +153,29 @@ func (k consumerMapping) DeclaredParts(ctx context.Context, c client.Reader, kc 
 		body["tags"] = stringsToAny(append(entity.IdentityTags(k.Name(), kc, nil), secretTag(name)))
 		creds = append(creds, credential{Type: t, Secret: name, Version: s.ResourceVersion, body: body})
 	}
-	if len(problems) > 0 {
-		check.Message = "credentials cannot be synced: " + strings.Join(problems, "; ")
-	} else {
-		check.OK, check.Message = true, fmt.Sprintf("credential Secrets usable: %s", strings.Join(kc.Credentials, ", "))
-	}
-	return credentialParts{Owner: entity.UIDTag(kc), Credentials: creds}, true, []entity.RefCheck{groups, check}, nil
+	return creds, problems, nil
 }
 
-// SyncParts makes the consumer's credentials in Konnect the declared ones. It lists the credentials of each type
+// SyncParts makes the consumer's credentials in Konnect the declared ones, and when the declaration changed its
+// consumer group memberships too. It lists the credentials of each type
 // in use (every type when the declaration changed, to remove those no longer named), creates the missing ones,
 // updates the ones that differ (all of them when the declaration changed: Konnect hashes passwords, so their
 // change cannot be seen) and deletes the ones this operator made that are no longer declared. Credentials made by
 // someone else (without the consumer's tag) are left alone.
-func (k consumerMapping) SyncParts(ctx context.Context, api konnectapi.API, refs entity.Refs, consumerID string, p credentialParts, changed bool) error {
+func (k consumerMapping) SyncParts(ctx context.Context, api konnectapi.API, refs entity.Refs, consumerID string, p consumerParts, changed bool) error {
+	if err := k.syncAllCredentials(ctx, api, refs, consumerID, p, changed); err != nil {
+		return err
+	}
+	if !changed {
+		// Memberships changed in Konnect are restored by their group's periodic check (one call per group).
+		return nil
+	}
+	return syncConsumerGroups(ctx, api, refs.ControlPlaneID, consumerID, p.Groups)
+}
+
+// syncAllCredentials brings each credential type in use (every type when the declaration changed) to the declared
+// credentials.
+func (k consumerMapping) syncAllCredentials(ctx context.Context, api konnectapi.API, refs entity.Refs, consumerID string, p consumerParts, changed bool) error {
 	types := konnectapi.CredentialTypes
 	if !changed {
 		types = nil
@@ -166,7 +193,7 @@ func (k consumerMapping) SyncParts(ctx context.Context, api konnectapi.API, refs
 	return nil
 }
 
-func (consumerMapping) syncCredentials(ctx context.Context, api konnectapi.API, cpID, consumerID string, t konnectapi.CredentialType, p credentialParts, changed bool) error {
+func (consumerMapping) syncCredentials(ctx context.Context, api konnectapi.API, cpID, consumerID string, t konnectapi.CredentialType, p consumerParts, changed bool) error {
 	// The owner tag filter lists only this consumer's credentials made by this operator.
 	existing, err := api.Credentials(ctx, t, cpID, consumerID, p.Owner)
 	if err != nil {

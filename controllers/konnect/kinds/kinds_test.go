@@ -1,12 +1,17 @@
 package kinds
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
+	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/entity"
 )
 
 func TestExpandURL(t *testing.T) {
@@ -79,5 +84,36 @@ func TestCredentialBody(t *testing.T) {
 				t.Errorf("body %v, problem %q; want %v", body, problem, tc.want)
 			}
 		})
+	}
+}
+
+// A configuration read from a Secret is hashed as the Secret's name and version, never as its values.
+func TestHashedPluginHidesSecretValues(t *testing.T) {
+	desired := map[string]any{"name": "rate-limiting", "config": map[string]any{"minute": 7}}
+	fromSecret := entity.Refs{Found: &pluginConfig{secret: "limits@12"}}
+	got := hashedPlugin(fromSecret, desired)
+	if !reflect.DeepEqual(got["config"], map[string]any{"fromSecret": "limits@12"}) || got["name"] != "rate-limiting" {
+		t.Errorf("hashed body %v", got)
+	}
+	if desired["config"].(map[string]any)["minute"] != 7 {
+		t.Error("hashedPlugin changed the desired body")
+	}
+	other := map[string]any{"name": "rate-limiting", "config": map[string]any{"minute": 8}}
+	if !reflect.DeepEqual(hashedPlugin(fromSecret, other), got) {
+		t.Error("two values of one Secret version hash differently: the hash depends on the value")
+	}
+	inline := entity.Refs{Found: &pluginConfig{}}
+	if !reflect.DeepEqual(hashedPlugin(inline, desired), desired) {
+		t.Error("an inline configuration is hashed as it is")
+	}
+}
+
+// Without the KongConsumerGroup CRD, consumerGroups are reported as unsupported and block nothing.
+func TestConsumerGroupsUnsupportedWithoutTheirCRD(t *testing.T) {
+	kc := &configurationv1.KongConsumer{ConsumerGroups: []string{"gold"}}
+	ids, check, err := consumerMapping{groups: false}.declaredGroups(context.Background(), nil, kc)
+	if err != nil || ids != nil || check.OK || !check.Advisory || check.Reason != konnectv1alpha1.ReasonUnsupported ||
+		!strings.Contains(check.Message, "gold") {
+		t.Errorf("ids %v check %+v err %v", ids, check, err)
 	}
 }

@@ -24,6 +24,7 @@ const (
 	IndexControlPlaneID = "konnect.controlPlaneID"
 	indexMembers        = "konnect.members"
 	indexCredentials    = "konnect.credentials"
+	indexPluginRef      = "konnect.pluginRef"
 )
 
 func resolveAuth(ctx context.Context, c client.Reader, namespace, name string) (*konnectv1alpha1.KonnectAPIAuthConfiguration, entity.RefCheck, error) {

@@ -20,6 +20,11 @@ const (
 	TypeService      EntityType = "service"
 	TypeRoute        EntityType = "route"
 	TypeConsumer     EntityType = "consumer"
+	// TypeConsumerGroup is a consumer group; its members are kept apart (ConsumerGroupsOf and the calls after it).
+	TypeConsumerGroup EntityType = "consumer group"
+	// TypePlugin is a plugin, global in its control plane or scoped by its body's service, route, consumer or
+	// consumer_group.
+	TypePlugin EntityType = "plugin"
 )
 
 // Entity is one Konnect entity as Konnect returned it: its ID and its JSON body decoded into a map, so that drift
@@ -76,6 +81,16 @@ type API interface {
 	UpdateCredential(ctx context.Context, t CredentialType, cpID, consumerID, id string, body map[string]any) error
 	// DeleteCredential deletes the credential id. A missing one is an *APIError with StatusCode 404.
 	DeleteCredential(ctx context.Context, t CredentialType, cpID, consumerID, id string) error
+
+	// ConsumerGroupsOf returns the consumer groups the consumer consumerID is in, reading every page.
+	ConsumerGroupsOf(ctx context.Context, cpID, consumerID string) ([]Entity, error)
+	// ConsumersOfGroup returns the consumers in the consumer group groupID, reading every page.
+	ConsumersOfGroup(ctx context.Context, cpID, groupID string) ([]Entity, error)
+	// AddToConsumerGroup makes the consumer a member of the consumer group groupID.
+	AddToConsumerGroup(ctx context.Context, cpID, consumerID, groupID string) error
+	// RemoveFromConsumerGroup ends the consumer's membership of groupID. A missing one is an *APIError with
+	// StatusCode 404.
+	RemoveFromConsumerGroup(ctx context.Context, cpID, consumerID, groupID string) error
 }
 
 // APIError is a Konnect answer that was not a success. It never holds the token.

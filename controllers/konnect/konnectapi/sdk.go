@@ -96,6 +96,16 @@ func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map
 				resp, err := a.sdk.Consumers.CreateConsumer(ctx, cpID, r)
 				return field(resp, err, func() any { return resp.Consumer })
 			})
+		case TypeConsumerGroup:
+			out, err = send(body, as[components.ConsumerGroup], func(r components.ConsumerGroup) (any, error) {
+				resp, err := a.sdk.ConsumerGroups.CreateConsumerGroup(ctx, cpID, r)
+				return field(resp, err, func() any { return resp.ConsumerGroup })
+			})
+		case TypePlugin:
+			out, err = send(body, as[components.Plugin], func(r components.Plugin) (any, error) {
+				resp, err := a.sdk.Plugins.CreatePlugin(ctx, cpID, r)
+				return field(resp, err, func() any { return resp.Plugin })
+			})
 		default:
 			err = fmt.Errorf("unknown entity type %q", t)
 		}
@@ -142,6 +152,16 @@ func (a *sdkAPI) Update(ctx context.Context, t EntityType, cpID, id string, body
 			out, err = send(body, as[components.Consumer], func(r components.Consumer) (any, error) {
 				resp, err := a.sdk.Consumers.UpsertConsumer(ctx, operations.UpsertConsumerRequest{ControlPlaneID: cpID, ConsumerID: id, Consumer: r})
 				return field(resp, err, func() any { return resp.Consumer })
+			})
+		case TypeConsumerGroup:
+			out, err = send(body, as[components.ConsumerGroup], func(r components.ConsumerGroup) (any, error) {
+				resp, err := a.sdk.ConsumerGroups.UpsertConsumerGroup(ctx, operations.UpsertConsumerGroupRequest{ControlPlaneID: cpID, ConsumerGroupID: id, ConsumerGroup: r})
+				return field(resp, err, func() any { return resp.ConsumerGroup })
+			})
+		case TypePlugin:
+			out, err = send(body, as[components.Plugin], func(r components.Plugin) (any, error) {
+				resp, err := a.sdk.Plugins.UpsertPlugin(ctx, operations.UpsertPluginRequest{ControlPlaneID: cpID, PluginID: id, Plugin: r})
+				return field(resp, err, func() any { return resp.Plugin })
 			})
 		default:
 			err = fmt.Errorf("unknown entity type %q", t)
@@ -264,6 +284,10 @@ func (a *sdkAPI) Delete(ctx context.Context, t EntityType, cpID, id string) erro
 			_, err = a.sdk.Routes.DeleteRoute(ctx, cpID, id)
 		case TypeConsumer:
 			_, err = a.sdk.Consumers.DeleteConsumer(ctx, cpID, id)
+		case TypeConsumerGroup:
+			_, err = a.sdk.ConsumerGroups.DeleteConsumerGroup(ctx, cpID, id)
+		case TypePlugin:
+			_, err = a.sdk.Plugins.DeletePlugin(ctx, cpID, id)
 		default:
 			err = fmt.Errorf("unknown entity type %q", t)
 		}
@@ -329,6 +353,18 @@ func (a *sdkAPI) listPage(ctx context.Context, t EntityType, cpID string, size i
 		return anyPage(resp.Object.Data, resp.Object.Offset)
 	case TypeConsumer:
 		resp, err := a.sdk.Consumers.ListConsumer(ctx, operations.ListConsumerRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
+		if err != nil || resp.Object == nil {
+			return nil, nil, err
+		}
+		return anyPage(resp.Object.Data, resp.Object.Offset)
+	case TypeConsumerGroup:
+		resp, err := a.sdk.ConsumerGroups.ListConsumerGroup(ctx, operations.ListConsumerGroupRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
+		if err != nil || resp.Object == nil {
+			return nil, nil, err
+		}
+		return anyPage(resp.Object.Data, resp.Object.Offset)
+	case TypePlugin:
+		resp, err := a.sdk.Plugins.ListPlugin(ctx, operations.ListPluginRequest{ControlPlaneID: cpID, Size: &size, Tags: tags, Offset: offset})
 		if err != nil || resp.Object == nil {
 			return nil, nil, err
 		}

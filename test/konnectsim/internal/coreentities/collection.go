@@ -3,6 +3,7 @@ package coreentities
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -197,6 +198,10 @@ func (h *Collection) Get(w http.ResponseWriter, r *http.Request, o *store.Org) {
 		return
 	}
 	out := store.DeepCopy(rec.Obj)
+	if h.spec.kind == store.KindConsumerGroup {
+		// GET of one consumer group answers it wrapped, with its consumers.
+		out = map[string]any{"consumer_group": out, "consumers": groupConsumersLocked(cp, store.Str(rec.Obj["id"]))}
+	}
 	st.Unlock()
 	store.WriteJSON(w, http.StatusOK, "application/json", out)
 }
@@ -264,15 +269,25 @@ func (h *Collection) write(w http.ResponseWriter, r *http.Request, o *store.Org,
 // fields are unique (per parent where Konnect says so). It writes the error and returns false if one fails.
 func (h *Collection) constraintsLocked(w http.ResponseWriter, cp *store.ControlPlane, obj map[string]any, existing *store.Record) bool {
 	recs := cp.Entities[h.spec.kind]
-	// A route's service must exist in the same control plane.
-	if svcID := routeServiceID(obj); h.spec.kind == store.KindRoute && svcID != "" {
-		if _, ok := cp.Entities[store.KindService][svcID]; !ok {
+	// What the entity names (a route's service, a plugin's scope) must exist in the same control plane.
+	for _, field := range slices.Sorted(maps.Keys(h.spec.refs)) {
+		kind := h.spec.refs[field]
+		if id := store.ParentOf(obj, field); id != "" && cp.Entities[kind][id] == nil {
 			writeCoreError(w, http.StatusBadRequest, codeInvalidArgument, "data constraint error", errorDetail{
 				Kind:     "ERROR_TYPE_REFERENCE",
-				Field:    "service.id",
-				Messages: []string{fmt.Sprintf("invalid reference 'service.id: %s' (no such entry in 'service')", svcID)},
+				Field:    field + ".id",
+				Messages: []string{fmt.Sprintf("invalid reference '%s.id: %s' (no such entry in '%s')", field, id, coreSpecs[kind].label)},
 			})
 			return false
+		}
+	}
+	if h.spec.uniqueKey != nil {
+		key, label := h.spec.uniqueKey(obj)
+		for _, other := range recs {
+			if other != existing && func() bool { k, _ := h.spec.uniqueKey(other.Obj); return k == key }() {
+				h.a.writeUniqueViolation(w, "cache_key", label)
+				return false
+			}
 		}
 	}
 	for _, field := range append(slices.Clone(h.spec.unique), h.spec.uniquePerParent...) {

@@ -87,6 +87,11 @@ type kindSpec struct {
 	parentSpec *kindSpec
 	// uniquePerParent lists the fields unique among the entities of one parent (an ACL group per consumer).
 	uniquePerParent []string
+	// refs are the fields ({"id": ...}) naming another entity of the control plane, which must exist.
+	refs map[string]store.Kind
+	// uniqueKey, when set, is a value that must be unique among the entities of the kind (a plugin's name and
+	// scope), with the label naming it in the error.
+	uniqueKey func(obj object) (key, label string)
 }
 
 // coreSpecs maps each core entity kind to its spec.
@@ -216,6 +221,7 @@ var routeSpec = &kindSpec{
 	},
 	unique: []string{"name"},
 	parent: "service",
+	refs:   map[string]store.Kind{"service": store.KindService},
 	check: func(obj object) []errorDetail {
 		var bad []errorDetail
 		for i, p := range stringList(obj["paths"]) {
@@ -253,7 +259,7 @@ func init() {
 		k.parentSpec = consumerSpec
 	}
 	routeSpec.parentSpec = serviceSpec
-	for _, k := range []*kindSpec{serviceSpec, routeSpec, consumerSpec, basicAuthSpec, keyAuthSpec, aclSpec, jwtSpec, hmacAuthSpec} {
+	for _, k := range []*kindSpec{serviceSpec, routeSpec, consumerSpec, basicAuthSpec, keyAuthSpec, aclSpec, jwtSpec, hmacAuthSpec, consumerGroupSpec, pluginSpec} {
 		coreSpecs[k.kind] = k
 	}
 }

@@ -33,10 +33,18 @@ const (
 	KindACL       Kind = "acl"
 	KindJWT       Kind = "jwt"
 	KindHMACAuth  Kind = "hmac-auth"
+	// KindConsumerGroup is a consumer group; its members are kept apart (ControlPlane.GroupConsumers).
+	KindConsumerGroup Kind = "consumer-group"
+	// KindPlugin is a plugin, global or scoped to a service, route, consumer or consumer group.
+	KindPlugin Kind = "plugin"
 )
 
 // CoreKinds are the kinds stored in a control plane, in the order Objects lists them.
-var CoreKinds = []Kind{KindService, KindRoute, KindConsumer, KindBasicAuth, KindKeyAuth, KindACL, KindJWT, KindHMACAuth}
+var CoreKinds = []Kind{KindService, KindRoute, KindConsumer, KindBasicAuth, KindKeyAuth, KindACL, KindJWT, KindHMACAuth,
+	KindConsumerGroup, KindPlugin}
+
+// pluginScopes are the fields of a plugin naming what it is scoped to, with the kind each names.
+var pluginScopes = map[string]Kind{"service": KindService, "route": KindRoute, "consumer": KindConsumer, "consumer_group": KindConsumerGroup}
 
 // HasUpdatedAt reports whether objects of kind carry updated_at: Kong's
 // credentials have created_at only.
@@ -77,27 +85,46 @@ type ControlPlane struct {
 	Entities map[Kind]map[string]*Record
 	// Members are the IDs of a control plane group's members, in the order they were set.
 	Members []string
+	// GroupConsumers are the members of each consumer group: group ID -> consumer ID -> when it was added (a
+	// sequence number, the list order).
+	GroupConsumers map[string]map[string]int64
 }
 
 // NewControlPlane returns a control plane with no entities.
 func NewControlPlane(seq int64, obj map[string]any) *ControlPlane {
-	cp := &ControlPlane{Record: Record{Seq: seq, Obj: obj}, Entities: map[Kind]map[string]*Record{}}
+	cp := &ControlPlane{Record: Record{Seq: seq, Obj: obj}, Entities: map[Kind]map[string]*Record{}, GroupConsumers: map[string]map[string]int64{}}
 	for _, k := range CoreKinds {
 		cp.Entities[k] = map[string]*Record{}
 	}
 	return cp
 }
 
-// DeleteLocked deletes an entity and what Konnect deletes with it: a consumer's credentials.
+// DeleteLocked deletes an entity and what Konnect deletes with it: a consumer's credentials, the plugins scoped to
+// the entity, and the consumer group memberships of a consumer or a consumer group.
 func (cp *ControlPlane) DeleteLocked(kind Kind, id string) {
 	delete(cp.Entities[kind], id)
-	if kind != KindConsumer {
-		return
+	for field, k := range pluginScopes {
+		if k != kind {
+			continue
+		}
+		for pid, rec := range cp.Entities[KindPlugin] {
+			if ParentOf(rec.Obj, field) == id {
+				delete(cp.Entities[KindPlugin], pid)
+			}
+		}
 	}
-	for _, k := range CoreKinds {
-		for cid, rec := range cp.Entities[k] {
-			if ParentOf(rec.Obj, "consumer") == id {
-				delete(cp.Entities[k], cid)
+	switch kind {
+	case KindConsumerGroup:
+		delete(cp.GroupConsumers, id)
+	case KindConsumer:
+		for _, members := range cp.GroupConsumers {
+			delete(members, id)
+		}
+		for _, k := range CoreKinds {
+			for cid, rec := range cp.Entities[k] {
+				if k != KindPlugin && ParentOf(rec.Obj, "consumer") == id {
+					delete(cp.Entities[k], cid)
+				}
 			}
 		}
 	}
@@ -247,6 +274,20 @@ func (s *Store) GroupMembers(groupID string) []string {
 	return nil
 }
 
+// GroupConsumers returns the IDs of the consumers in the consumer group groupID, sorted.
+func (s *Store) GroupConsumers(groupID string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.orgs {
+		for _, cp := range o.ControlPlanes {
+			if members, ok := cp.GroupConsumers[groupID]; ok {
+				return slices.Sorted(maps.Keys(members))
+			}
+		}
+	}
+	return nil
+}
+
 // Object describes one stored Konnect object, for assertions such as "no
 // duplicates" and "nothing orphaned".
 type Object struct {
@@ -348,10 +389,10 @@ func (s *Store) Remove(id string) error {
 	case kind == KindService:
 		for rid, r := range cp.Entities[KindRoute] {
 			if ParentOf(r.Obj, "service") == id {
-				delete(cp.Entities[KindRoute], rid)
+				cp.DeleteLocked(KindRoute, rid)
 			}
 		}
-		delete(cp.Entities[kind], id)
+		cp.DeleteLocked(kind, id)
 	default:
 		cp.DeleteLocked(kind, id)
 	}
