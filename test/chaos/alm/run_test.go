@@ -289,7 +289,7 @@ type tally struct {
 	late            int
 }
 
-func (s *tally) add(res result, err error) {
+func (s *tally) add(res result) {
 	if s.phases == nil {
 		s.phases = map[string]int{}
 	}
@@ -299,7 +299,7 @@ func (s *tally) add(res result, err error) {
 	if !res.reached {
 		s.late++
 	}
-	if err != nil {
+	if res.err != nil {
 		return
 	}
 	s.converged++

@@ -144,7 +144,7 @@ func scenario(t *testing.T, r *rig, row chaos.Row, prefix string, runs int, one 
 		if res.err != nil {
 			t.Errorf("%s did not converge: %v\n(ALM's log: %s)", name, res.err, r.alm.logPath())
 		}
-		s.add(res, res.err)
+		s.add(res)
 	}
 	notes := s.notes(calibration, r.alm.restarts()-restarts)
 	t.Logf("runs done after %s", time.Since(start).Round(time.Millisecond))
