@@ -101,7 +101,7 @@ STARTED  := $(shell date +%s)
 .PHONY: test-chaos
 test-chaos: tools images ## Kill ALM, restart kube-apiserver and break Konnect during installs, upgrades and syncs; print a table.
 	@rm -f $(CHAOS_REPORT); touch $(CHAOS_REPORT); rc=0; \
-	ALM_CHAOS=1 ALM_CHAOS_REPORT=$(CHAOS_REPORT) go test -count=1 -timeout 25m -v ./test/chaos/... 2>&1 \
+	ALM_CHAOS=1 ALM_CHAOS_REPORT=$(CHAOS_REPORT) go test -count=1 -timeout 45m -v ./test/chaos/... 2>&1 \
 		| tee $(BIN)/chaos.log | grep -E '^(--- |ok|FAIL|panic)' || rc=$$?; \
 	echo; go run ./test/chaos/cmd/chaostable -measured $(MEASURED) -command "make test-chaos" -started $(STARTED) $(CHAOS_REPORT); \
 	echo "(full output: $(BIN)/chaos.log)"; exit $$rc

@@ -52,6 +52,10 @@ type Options struct {
 	KonnectToken, KonnectServerURL string
 	// Logger receives the node runner's logs.
 	Logger logr.Logger
+	// APIServerFlags are extra kube-apiserver flags (localkube.Options.APIServerFlags), e.g. an audit log.
+	APIServerFlags map[string]string
+	// MaxRestartBackoff caps the node runner's restart backoff (noderunner.Options.MaxRestartBackoff).
+	MaxRestartBackoff time.Duration
 }
 
 // Env is a running local environment.
@@ -80,7 +84,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 			e.Stop()
 		}
 	}()
-	if err := e.startControlPlane(); err != nil {
+	if err := e.startControlPlane(o.APIServerFlags); err != nil {
 		return nil, err
 	}
 	if err := e.startKonnect(o); err != nil {
@@ -93,7 +97,7 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	// archives are not read, so every image that runs went through the registry.
 	runner, err := noderunner.New(noderunner.Options{
 		Config: e.CP.Config, RegistryMirrors: map[string]string{ImageHost: e.Registry.Host},
-		StateDir: filepath.Join(e.StateDir, "noderunner"), Logger: o.Logger,
+		StateDir: filepath.Join(e.StateDir, "noderunner"), Logger: o.Logger, MaxRestartBackoff: o.MaxRestartBackoff,
 	})
 	if err != nil {
 		return nil, err
@@ -125,7 +129,7 @@ func (e *Env) startRegistry(ctx context.Context) error {
 	return os.WriteFile(filepath.Join(e.StateDir, "registry"), []byte(reg.Host+"\n"), 0o644)
 }
 
-func (e *Env) startControlPlane() error {
+func (e *Env) startControlPlane(apiserverFlags map[string]string) error {
 	if err := os.MkdirAll(e.StateDir, 0o755); err != nil {
 		return err
 	}
@@ -135,7 +139,7 @@ func (e *Env) startControlPlane() error {
 		return err
 	}
 	e.logFile = f
-	cp, err := localkube.Start(localkube.Options{Output: f})
+	cp, err := localkube.Start(localkube.Options{Output: f, APIServerFlags: apiserverFlags})
 	if err != nil {
 		return fmt.Errorf("%w (cluster logs: %s)", err, logPath)
 	}

@@ -1,13 +1,9 @@
 package noderunner_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -17,8 +13,6 @@ import (
 	"github.com/go-logr/logr/testr"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +24,7 @@ import (
 
 	"github.com/almproject/alm/test/localkube"
 	"github.com/almproject/alm/test/noderunner"
+	"github.com/almproject/alm/test/noderunner/testimage"
 
 	"github.com/almproject/alm/test/noderunner/deploystatus"
 )
@@ -60,37 +55,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// buildTestImage compiles testdata/testapp statically and writes it as the image testImage (entrypoint
-// /app/testapp, Cmd --listen=:8081) to dir/testapp.tar, as `make images` would, and returns it.
+// buildTestImage builds the test program's image (testimage.Build) and writes it as testImage to dir/testapp.tar, as
+// `make images` would, and returns it.
 func buildTestImage(dir string) (v1.Image, error) {
-	bin := filepath.Join(dir, "testapp")
-	build := exec.Command("go", "build", "-o", bin, "./testdata/testapp")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build: %w: %s", err, out)
-	}
-	data, err := os.ReadFile(bin)
+	root, err := localkube.RepoRoot()
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	_ = tw.WriteHeader(&tar.Header{Name: "app/", Typeflag: tar.TypeDir, Mode: 0o755})
-	_ = tw.WriteHeader(&tar.Header{Name: "app/testapp", Typeflag: tar.TypeReg, Mode: 0o755, Size: int64(len(data))})
-	_, _ = tw.Write(data)
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf.Bytes())), nil })
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return nil, err
-	}
-	img, err = mutate.Config(img, v1.Config{Entrypoint: []string{"/app/testapp"}, Cmd: []string{"--listen=:8081"},
-		Env: []string{"PATH=/app", "IMAGE_ENV=from-image", "IMAGE_FILE=/app/testapp"}, WorkingDir: "/app"})
+	img, err := testimage.Build(root)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +70,6 @@ func buildTestImage(dir string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = os.Remove(bin)
 	return img, tarball.MultiRefWriteToFile(filepath.Join(dir, "testapp.tar"), map[name.Reference]v1.Image{tag: img})
 }
 

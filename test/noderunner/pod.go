@@ -32,6 +32,8 @@ type podDeps struct {
 	reader    client.Reader
 	stateDir  string
 	maxGrace  time.Duration
+	// maxBackoff caps a container's restart backoff.
+	maxBackoff time.Duration
 }
 
 // pod is one replica of a Deployment: a process per container, sharing a ServiceAccount identity and port map.
@@ -186,6 +188,7 @@ func (p *pod) prepare(ctx context.Context, id *identity, deps podDeps) (time.Dur
 		if err != nil {
 			return 0, err
 		}
+		c.maxBackoff = deps.maxBackoff
 		containers = append(containers, c)
 	}
 	p.mu.Lock()

@@ -48,8 +48,10 @@ type container struct {
 	probe    prober
 	liveness *prober // nil: no liveness probe
 	grace    time.Duration
-	log      logr.Logger
-	notify   func()
+	// maxBackoff caps the restart backoff (backoffMax unless the runner's options lower it).
+	maxBackoff time.Duration
+	log        logr.Logger
+	notify     func()
 
 	mu         sync.Mutex
 	pid        int
@@ -63,7 +65,7 @@ type container struct {
 
 // supervise runs the container until ctx ends, restarting it with exponential backoff.
 func (c *container) supervise(ctx context.Context) {
-	backoff := backoffStart
+	backoff := min(backoffStart, c.maxBackoff)
 	for {
 		started := time.Now()
 		exit := c.runOnce(ctx)
@@ -75,7 +77,7 @@ func (c *container) supervise(ctx context.Context) {
 		c.restarts++
 		c.mu.Unlock()
 		if time.Since(started) > backoffReset {
-			backoff = backoffStart
+			backoff = min(backoffStart, c.maxBackoff)
 		}
 		c.log.Info("Container exited; restarting after backoff", "exitCode", exit.code, "error", exit.err, "backoff", backoff)
 		c.notify()
@@ -84,7 +86,7 @@ func (c *container) supervise(ctx context.Context) {
 			return
 		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, backoffMax)
+		backoff = min(backoff*2, c.maxBackoff)
 	}
 }
 

@@ -67,6 +67,9 @@ type Options struct {
 	Namespaces []string
 	// MaxGracePeriod caps a pod's terminationGracePeriodSeconds. Default 5s.
 	MaxGracePeriod time.Duration
+	// MaxRestartBackoff caps the wait before an exited container starts again, as a kubelet's
+	// crashLoopBackOff.maxContainerRestartPeriod does. Default 30s.
+	MaxRestartBackoff time.Duration
 	// Logger receives the runner's logs. Default: discarded.
 	Logger logr.Logger
 	// ServiceSocket, when set, is a Unix socket on which the runner serves kube-apiserver's connections to Services
@@ -99,6 +102,9 @@ func New(opts Options) (*Runner, error) {
 	}
 	if opts.MaxGracePeriod <= 0 {
 		opts.MaxGracePeriod = 5 * time.Second
+	}
+	if opts.MaxRestartBackoff <= 0 {
+		opts.MaxRestartBackoff = backoffMax
 	}
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
@@ -134,7 +140,8 @@ func New(opts Options) (*Runner, error) {
 	if err := r.setupManager(); err != nil {
 		return nil, err
 	}
-	r.deps = podDeps{admin: opts.Config, clientset: cs, reader: r.mgr.GetAPIReader(), stateDir: opts.StateDir, maxGrace: opts.MaxGracePeriod}
+	r.deps = podDeps{admin: opts.Config, clientset: cs, reader: r.mgr.GetAPIReader(), stateDir: opts.StateDir,
+		maxGrace: opts.MaxGracePeriod, maxBackoff: opts.MaxRestartBackoff}
 	return r, nil
 }
 

@@ -1,33 +1,53 @@
-// Package alm_test holds ALM's chaos scenarios (make test-chaos): ALM, as a real process built from cmd/alm, is
-// killed with SIGKILL at a random point of an install and of an upgrade and started again; kube-apiserver is
+// Package alm_test holds ALM's chaos scenarios (make test-chaos): ALM, deployed as users deploy it, is killed with
+// SIGKILL at a random point of an install and of an upgrade and started again as a kubelet would; kube-apiserver is
 // restarted in the middle of an upgrade while ALM keeps running. Every run must converge to the state a run without
 // faults ends in: one OperatorVersion, Succeeded; adopted objects with their UIDs; nothing duplicated, lost, orphaned
 // or stuck on a finalizer.
 //
-// One local control plane (etcd, kube-apiserver, kube-controller-manager with the garbage collector) serves every
-// run; each run has a namespace and a package of its own (a harness.Demo operator published into a ConfigMap
-// CatalogSource in that namespace), so runs share nothing but ALM. There is no kubelet: the harness marks the
-// operator's Deployments available, as the deployment controller would once the pods run.
+// One local environment (test/localenv, what `make run` and the e2e tests start) serves every run: the local control
+// plane (etcd, kube-apiserver, kube-controller-manager with the garbage collector), ALM deployed by `kubectl apply -k
+// config/default` and run by the local node runner from its image (bin/images, through a registry on loopback) with
+// its own ServiceAccount's token, so config/rbac is what it may do, and --leader-elect as config/manager passes it.
+// The operators the runs install (the node runner's test program, test/noderunner/testimage, pushed as each run's
+// image) run under the node runner too, which makes their Deployments Available. kube-apiserver writes an audit log
+// of ALM's writes (Lease renewals left out), which is how the faults are placed.
+//
+// Each run has a namespace and a package of its own (a harness.Demo operator published into a ConfigMap
+// CatalogSource in that namespace), so runs share nothing but ALM.
 //
 // The runs are random but replayable: the seed is logged, and ALM_CHAOS_SEED=<seed> replays it. ALM_CHAOS_RUNS and
 // ALM_CHAOS_APISERVER_RUNS change the number of runs (20 and 5); ALM_CHAOS_KEEP=1 keeps the logs of a passing run.
 package alm_test
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/almproject/alm/test/chaos"
+	"github.com/almproject/alm/test/localenv"
 	"github.com/almproject/alm/test/localkube"
+	"github.com/almproject/alm/test/noderunner/testimage"
 )
 
+// almUser is ALM's identity as config/default deploys it: the ServiceAccount alm-manager in alm-system.
+const almUser = "system:serviceaccount:" + localenv.ALMNamespace + ":alm-manager"
+
 var (
-	cp *localkube.Cluster
-	// almBin is cmd/alm built for this test binary; stateDir holds ALM's and the cluster's logs, and the bundles.
-	almBin, stateDir string
+	env *localenv.Env
+	// stateDir holds the environment's state and logs (ALM's under noderunner/pods/alm-system/), the audit log and
+	// the bundles.
+	stateDir string
+	// operatorImage is what every run's operator runs, pushed under the run's own image name.
+	operatorImage v1.Image
 )
 
 func TestMain(m *testing.M) {
@@ -38,37 +58,59 @@ func TestMain(m *testing.M) {
 }
 
 func runChaos(m *testing.M) int {
+	ctrllog.SetLogger(logr.Discard()) // the node runner runs controller-runtime in the test process
 	var err error
 	if stateDir, err = os.MkdirTemp("", "alm-chaos-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	almBin = filepath.Join(stateDir, "alm")
+	code := 1
+	defer func() {
+		if code == 0 && os.Getenv("ALM_CHAOS_KEEP") == "" {
+			_ = os.RemoveAll(stateDir)
+		} else {
+			fmt.Fprintf(os.Stderr, "chaos: the environment's logs (ALM's under env/noderunner/pods/%s, the cluster's env/kube.log, "+
+				"the node runner's noderunner.log, the audit log) and the bundles are kept in %s\n", localenv.ALMNamespace, stateDir)
+		}
+	}()
+	if err := startEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		return code
+	}
+	defer env.Stop()
+	code = m.Run()
+	return code
+}
+
+// startEnv builds the operators' image and starts the local environment with ALM deployed from config/default.
+func startEnv() error {
 	root, err := localkube.RepoRoot()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-	build := exec.Command("go", "build", "-o", almBin, "./cmd/alm")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building cmd/alm: %v\n%s", err, out)
-		return 1
+	if operatorImage, err = testimage.Build(root); err != nil {
+		return err
 	}
-	kubeLog, err := os.Create(filepath.Join(stateDir, "kube.log"))
+	policy := filepath.Join(stateDir, "audit-policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		return err
+	}
+	runnerLog, err := os.Create(filepath.Join(stateDir, "noderunner.log"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return err
 	}
-	defer kubeLog.Close()
-	code := localkube.RunTests(m, localkube.Options{
-		CRDDirectoryPaths: []string{filepath.Join(root, "config", "crd", "bases")},
-		Output:            kubeLog,
-	}, &cp)
-	if code == 0 && os.Getenv("ALM_CHAOS_KEEP") == "" {
-		_ = os.RemoveAll(stateDir)
-	} else {
-		fmt.Fprintf(os.Stderr, "chaos: ALM's logs (alm.log), the cluster's (kube.log) and the bundles are kept in %s\n", stateDir)
+	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(runnerLog, time.Now().Format(time.RFC3339Nano), prefix, args) }, funcr.Options{})
+	env, err = localenv.Start(context.Background(), localenv.Options{
+		Root: root, StateDir: filepath.Join(stateDir, "env"), Logger: logger,
+		APIServerFlags: map[string]string{
+			"audit-policy-file": policy, "audit-log-path": auditPath(), "audit-log-format": "json", "audit-log-mode": "blocking",
+		},
+		// A kubelet configured with crashLoopBackOff.maxContainerRestartPeriod: 1s: each SIGKILLed ALM starts again
+		// after 1s, not after a backoff grown by the previous runs' kills.
+		MaxRestartBackoff: time.Second,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the local environment (run make images first): %w", err)
 	}
-	return code
+	return nil
 }

@@ -2,123 +2,178 @@ package alm_test
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"strconv"
+	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/almproject/alm/test/localenv"
+	"github.com/almproject/alm/test/noderunner"
 )
 
-// almProcess is ALM running as a process of its own, with every loop (--loops=all, as config/manager deploys it),
-// as the cluster admin. Leader election is off: a single replica that is killed and started again would otherwise
-// wait out the dead replica's Lease (15s) before reconciling, and the scenarios are about what ALM does then.
-type almProcess struct {
-	t          testing.TB
-	kubeconfig string
-	log        *os.File
-	cmd        *exec.Cmd
-	done       chan struct{}
-	metrics    string
-	starts     int
+// auditPolicy records ALM's writes, and nothing else, at the end of each request. Lease renewals (every 2s under
+// --leader-elect) are left out: a write counts when ALM acts on an install or upgrade.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: None
+  resources: [{group: coordination.k8s.io, resources: [leases]}]
+- level: Metadata
+  users: ["` + almUser + `"]
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+`
+
+func auditPath() string { return filepath.Join(stateDir, "audit.log") }
+
+// almContainer is the container of ALM's Deployment in config/manager.
+const almContainer = "manager"
+
+// almPod is ALM as config/default deploys it: the one pod of the Deployment alm-system/alm-manager, its container a
+// process the node runner started, with the ServiceAccount's token. SIGKILL goes to that process; the node runner
+// starts it again as a kubelet does for restartPolicy Always.
+type almPod struct {
+	t testing.TB
+
+	mu      sync.Mutex
+	offset  int64 // how much of the audit log has been counted
+	written int
 }
 
-func startALM(t testing.TB, kubeconfig, logPath string) *almProcess {
-	t.Helper()
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		t.Fatal(err)
+// container is the running ALM pod and its manager container, as the node runner reports them.
+func (a *almPod) container() (noderunner.PodInfo, noderunner.ContainerInfo, error) {
+	for _, p := range env.Runner.Pods() {
+		if p.Namespace != localenv.ALMNamespace || p.Deployment != localenv.ALMDeployment || p.Terminating {
+			continue
+		}
+		for _, c := range p.Containers {
+			if c.Name == almContainer {
+				return p, c, nil
+			}
+		}
 	}
-	p := &almProcess{t: t, kubeconfig: kubeconfig, log: log}
-	p.start()
-	t.Cleanup(func() {
-		p.kill()
-		_ = p.log.Close()
-	})
-	return p
+	return noderunner.PodInfo{}, noderunner.ContainerInfo{}, fmt.Errorf("the node runner runs no pod of %s/%s", localenv.ALMNamespace, localenv.ALMDeployment)
 }
 
-// start starts a new ALM process (the previous one must be dead).
-func (p *almProcess) start() {
-	p.t.Helper()
-	p.starts++
-	p.metrics = freeAddr(p.t)
-	fmt.Fprintf(p.log, "\n===== chaos: ALM start #%d at %s =====\n", p.starts, time.Now().Format(time.RFC3339Nano))
-	p.cmd = exec.Command(almBin, "--kubeconfig", p.kubeconfig, "--loops", "all",
-		"--metrics-bind-address", p.metrics, "--health-probe-bind-address", "0", "--namespace", "alm-system")
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no ALM outlives a killed test
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatalf("starting ALM: %v", err)
-	}
-	p.done = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) {
-		_ = cmd.Wait()
-		close(done)
-	}(p.cmd, p.done)
-}
-
-// kill kills ALM with SIGKILL, as the kernel's OOM killer or a node failure would, and waits until it is gone.
-func (p *almProcess) kill() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-	fmt.Fprintf(p.log, "===== chaos: ALM killed (SIGKILL) at %s =====\n", time.Now().Format(time.RFC3339Nano))
-}
-
-// writes is how many write requests (POST, PUT, PATCH, DELETE) this ALM process has sent to the API server so far,
-// from its client-go metrics; an error while the process is not serving them yet.
-func (p *almProcess) writes() (int, error) {
-	resp, err := http.Get("http://" + p.metrics + "/metrics")
+// kill sends SIGKILL to ALM's process, as the kernel's OOM killer or a node failure would, waits until the node
+// runner has seen it exit, and returns its pid.
+func (a *almPod) kill() (int, error) {
+	_, c, err := a.container()
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("ALM metrics: %s", resp.Status)
+	if c.PID == 0 {
+		return 0, fmt.Errorf("ALM's container is not running (restarts %d)", c.Restarts)
 	}
-	return countWrites(resp.Body)
+	if err := syscall.Kill(c.PID, syscall.SIGKILL); err != nil {
+		return 0, fmt.Errorf("SIGKILL to ALM (pid %d): %w", c.PID, err)
+	}
+	return c.PID, localPoll(10*time.Second, func() error {
+		if _, now, err := a.container(); err != nil || now.Restarts > c.Restarts {
+			return err
+		}
+		return fmt.Errorf("the node runner has not seen ALM (pid %d) exit", c.PID)
+	})
 }
 
-// countWrites sums the rest_client_requests_total samples whose method writes.
-func countWrites(r io.Reader) (int, error) {
-	total := 0
-	sc := bufio.NewScanner(r)
+// restarted waits until the node runner runs ALM again, a process other than pid.
+func (a *almPod) restarted(pid int) error {
+	return localPoll(time.Minute, func() error {
+		_, c, err := a.container()
+		if err != nil {
+			return err
+		}
+		if c.PID == 0 || c.PID == pid {
+			return fmt.Errorf("the node runner has not started ALM again after pid %d (restarts %d)", pid, c.Restarts)
+		}
+		return nil
+	})
+}
+
+// restarts is how often the node runner has started ALM's container again.
+func (a *almPod) restarts() int {
+	_, c, err := a.container()
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return c.Restarts
+}
+
+// logPath is ALM's log (stdout and stderr of every process of its container).
+func (a *almPod) logPath() string {
+	_, c, err := a.container()
+	if err != nil {
+		return filepath.Join(stateDir, "env", "noderunner", "pods", localenv.ALMNamespace)
+	}
+	return c.LogPath
+}
+
+// leading says whether the running ALM holds its leader election Lease (its metrics, on the port the node runner
+// mapped its metrics port to).
+func (a *almPod) leading() (bool, error) {
+	p, c, err := a.container()
+	if err != nil || c.PID == 0 {
+		return false, err
+	}
+	port, ok := p.Ports[8080]
+	if !ok {
+		return false, errors.New("ALM's pod has no metrics port")
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
+		if line := sc.Text(); strings.HasPrefix(line, "leader_election_master_status{") {
+			return strings.HasSuffix(line, " 1"), nil
 		}
-		write := false
-		for _, m := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-			write = write || strings.Contains(line, `method="`+m+`"`)
-		}
-		if !write {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			return 0, fmt.Errorf("ALM metrics line %q: %w", line, err)
-		}
-		total += int(v)
 	}
-	return total, sc.Err()
+	return false, sc.Err()
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// waitLeading waits until the running ALM holds the Lease and returns how long that took from start.
+func (a *almPod) waitLeading(start time.Time) (time.Duration, error) {
+	err := localPoll(time.Minute, func() error {
+		if ok, err := a.leading(); err != nil || ok {
+			return err
+		}
+		return errors.New("ALM does not hold its leader election Lease")
+	})
+	return time.Since(start), err
+}
+
+// writes is how many writes (create, update, patch, delete) ALM's ServiceAccount has made so far, all its processes
+// together, Lease renewals left out: the lines kube-apiserver's audit log holds.
+func (a *almPod) writes() (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, err := os.Open(auditPath())
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().String()
+	defer f.Close()
+	if _, err := f.Seek(a.offset, io.SeekStart); err != nil {
+		return 0, err
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return 0, err
+	}
+	if last := bytes.LastIndexByte(data, '\n'); last >= 0 { // a line being written is counted once it is whole
+		a.written += bytes.Count(data[:last+1], []byte{'\n'})
+		a.offset += int64(last + 1)
+	}
+	return a.written, nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +22,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/test/harness"
+	"github.com/almproject/alm/test/localenv"
 )
 
 const (
@@ -38,7 +41,7 @@ const (
 type rig struct {
 	t   *testing.T
 	c   client.Client
-	alm *almProcess
+	alm *almPod
 	rng *rand.Rand
 	// previous is the namespace of the previous run, being deleted.
 	previous string
@@ -54,16 +57,21 @@ func newRig(t *testing.T, scenario uint64) *rig {
 		}
 	}
 	t.Logf("seed %d (replay: ALM_CHAOS_SEED=%d make test-chaos)", seed, seed)
-	cfg := rest.CopyConfig(cp.Config)
+	cfg := rest.CopyConfig(env.CP.Config)
 	cfg.QPS, cfg.Burst = 500, 1000 // the checks read every object of a run every 100ms; client-go's 5/s would throttle them
 	c, err := client.New(cfg, client.Options{Scheme: harness.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	harness.EnsureNamespace(t, c, "alm-system")
-	harness.RunKubelet(t, c, nil)
-	return &rig{t: t, c: c, rng: rand.New(rand.NewPCG(seed, scenario)),
-		alm: startALM(t, cp.KubeconfigPath, filepath.Join(stateDir, "alm.log"))}
+	r := &rig{t: t, c: c, rng: rand.New(rand.NewPCG(seed, scenario)), alm: &almPod{t: t}}
+	// ALM serves: a previous scenario may have left it restarting, or waiting for its Lease.
+	if err := env.WaitDeploymentAvailable(t.Context(), localenv.ALMNamespace, localenv.ALMDeployment, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.alm.waitLeading(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // runsFrom reads a run count from the environment.
@@ -103,16 +111,24 @@ func (r *rig) newRun(ctx context.Context, name string) *run {
 }
 
 func (x *run) ovName(version string) string { return x.pkg + ".v" + version }
-func (x *run) image(version string) string  { return "alm.local/" + x.pkg + ":" + version }
+func (x *run) image(version string) string  { return localenv.ImageHost + "/" + x.pkg + ":" + version }
 func onlyIn(version string) string          { return "only-v" + version }
 
-// publish writes version of the run's package as a bundle (a harness.Demo operator that ships a ConfigMap no other
-// version has) and publishes it into the run's catalog.
+// publish pushes the operator's image of version and writes version of the run's package as a bundle (a
+// harness.Demo operator that ships a ConfigMap no other version has, its container the node runner's test program
+// serving probes on its declared port) and publishes it into the run's catalog.
 func (x *run) publish(version, replaces string) {
 	x.t.Helper()
+	ref, err := name.ParseReference(env.Registry.Host+"/"+x.pkg+":"+version, name.Insecure)
+	if err != nil {
+		x.t.Fatal(err)
+	}
+	if err := remote.Write(ref, operatorImage, remote.WithContext(x.t.Context())); err != nil {
+		x.t.Fatalf("pushing %s: %v", ref, err)
+	}
 	d := harness.Demo{Package: x.pkg, Name: x.ovName(version), Version: version, ExtraObjects: []map[string]any{{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": onlyIn(version)}, "data": map[string]any{"v": version},
-	}}}
+	}}, Args: []string{"--listen=:8081"}, Ports: []corev1.ContainerPort{{Name: "probes", ContainerPort: 8081}}}
 	if replaces != "" {
 		d.Replaces = x.ovName(replaces)
 	}
@@ -147,11 +163,12 @@ func (x *run) waitCatalog(version string) {
 }
 
 // converge waits for the end state of version (see check) and returns how long it took; then, one second later,
-// the state must still hold (nothing recreated or removed behind it).
-func (x *run) converge(ctx context.Context, version string, kept map[ref]types.UID) (time.Duration, error) {
+// the state must still hold (nothing recreated or removed behind it). tick is called before each check.
+func (x *run) converge(ctx context.Context, version string, kept map[ref]types.UID, tick func()) (time.Duration, error) {
 	start, said := time.Now(), time.Now()
 	var err error
 	for {
+		tick()
 		if err = x.check(ctx, version, kept); err == nil {
 			break
 		}
@@ -266,32 +283,45 @@ func (r *rig) faultAt(base, k int, fault func()) (int, bool) {
 type tally struct {
 	runs, converged int
 	slowest         time.Duration
-	times           []time.Duration
+	times, leaders  []time.Duration
 	phases          map[string]int
 	kills           []int
 	late            int
 }
 
-func (s *tally) add(phase string, writes int, reached bool, took time.Duration, err error) {
+func (s *tally) add(res result) {
 	if s.phases == nil {
 		s.phases = map[string]int{}
 	}
 	s.runs++
-	s.phases[phase]++
-	s.kills = append(s.kills, writes)
-	if !reached {
+	s.phases[res.phase]++
+	s.kills = append(s.kills, res.writes)
+	if !res.reached {
 		s.late++
 	}
-	if err != nil {
+	if res.err != nil {
 		return
 	}
 	s.converged++
-	s.times = append(s.times, took)
-	s.slowest = max(s.slowest, took)
+	s.times = append(s.times, res.took)
+	s.slowest = max(s.slowest, res.took)
+	if !res.restartedAt.IsZero() {
+		s.leaders = append(s.leaders, res.leader)
+	}
 }
 
-// notes are the figures beside the row: where the faults landed and how convergence times spread.
-func (s *tally) notes(calibration string) string {
+// median sorts ds and returns its middle one (0 when empty).
+func median(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[len(ds)/2]
+}
+
+// notes are the figures beside the row: where the faults landed, how convergence times spread, how long a
+// restarted ALM waited for its Lease, and how often the node runner restarted ALM.
+func (s *tally) notes(calibration string, restarts int) string {
 	phases := make([]string, 0, len(s.phases))
 	for p := range s.phases {
 		phases = append(phases, p)
@@ -301,15 +331,15 @@ func (s *tally) notes(calibration string) string {
 		phases[i] = fmt.Sprintf("%s %d", p, s.phases[p])
 	}
 	sort.Ints(s.kills)
-	sort.Slice(s.times, func(i, j int) bool { return s.times[i] < s.times[j] })
-	median := time.Duration(0)
-	if len(s.times) > 0 {
-		median = s.times[len(s.times)/2]
-	}
 	out := fmt.Sprintf("faults at ALM writes %d–%d, median %d (%s); phase at the fault: %s",
 		s.kills[0], s.kills[len(s.kills)-1], s.kills[len(s.kills)/2], calibration, strings.Join(phases, ", "))
 	if s.late > 0 {
 		out += fmt.Sprintf(" (%d after ALM went idle)", s.late)
 	}
-	return out + fmt.Sprintf("; median convergence %s", median.Round(10*time.Millisecond))
+	out += fmt.Sprintf("; median convergence %s", median(s.times).Round(10*time.Millisecond))
+	if len(s.leaders) > 0 {
+		out += fmt.Sprintf("; the restarted ALM held its Lease after median %s, at most %s (the killed process's Lease runs out first)",
+			median(s.leaders).Round(10*time.Millisecond), s.leaders[len(s.leaders)-1].Round(10*time.Millisecond))
+	}
+	return out + fmt.Sprintf("; the node runner restarted ALM %d times", restarts)
 }

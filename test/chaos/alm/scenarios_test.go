@@ -3,7 +3,6 @@ package alm_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,35 +19,46 @@ type result struct {
 	reached bool
 	// phase and detail say where the install or upgrade was when the fault hit.
 	phase, detail string
-	// took is the time from the end of the fault (ALM or kube-apiserver serving again) to the end state.
+	// took is the time from the end of the fault (ALM started again, or kube-apiserver serving again) to the end
+	// state.
 	took time.Duration
-	err  error
+	// restartedAt is when the node runner had started the killed ALM again; leader is how long after that the new
+	// process held its leader election Lease (SIGKILL releases nothing: the killed process's Lease runs out first).
+	restartedAt time.Time
+	leader      time.Duration
+	err         error
 }
 
 // fault breaks something at the chosen write and repairs it; x.phaseNow reports where the run was.
 type fault func(ctx context.Context, x *run, from, to string, res *result)
 
-// killALM kills ALM with SIGKILL, notes where the run was, and starts a new ALM process.
+// killALM sends SIGKILL to ALM's process, notes where the run was, and waits until the node runner has started ALM
+// again, as a kubelet restarts a container of a restartPolicy Always pod (after its restart backoff, capped at 1s).
 func killALM(ctx context.Context, x *run, from, to string, res *result) {
-	x.alm.kill()
+	pid, err := x.alm.kill()
+	if err != nil {
+		res.err = err
+		return
+	}
 	res.phase, res.detail = x.phaseNow(ctx, from, to)
-	x.alm.start()
+	res.err = x.alm.restarted(pid)
+	res.restartedAt = time.Now()
 }
 
 // restartAPIServer notes where the run is and restarts kube-apiserver; ALM keeps running and has to reconnect.
 func restartAPIServer(ctx context.Context, x *run, from, to string, res *result) {
 	res.phase, res.detail = x.phaseNow(ctx, from, to)
-	if err := cp.RestartAPIServer(); err != nil {
+	if err := env.CP.RestartAPIServer(); err != nil {
 		res.err = err
 	}
 }
 
-// baseWrites is ALM's write count before a window, once its metrics answer.
+// baseWrites is ALM's write count before a window.
 func (r *rig) baseWrites() int {
 	r.t.Helper()
-	var n int
-	if err := localPoll(60*time.Second, func() (err error) { n, err = r.alm.writes(); return err }); err != nil {
-		r.t.Fatalf("ALM's metrics: %v", err)
+	n, err := r.alm.writes()
+	if err != nil {
+		r.t.Fatalf("ALM's writes (the audit log): %v", err)
 	}
 	return n
 }
@@ -62,7 +72,7 @@ func (x *run) window(ctx context.Context, k int, act func(), f fault, from, to s
 	act()
 	var res result
 	if k < 0 {
-		res.took, res.err = x.converge(ctx, to, kept)
+		res.took, res.err = x.converge(ctx, to, kept, func() {})
 		res.took = time.Since(start) - time.Second // converge checks once more a second later
 		res.writes, _ = x.alm.writes()
 		res.writes -= base
@@ -72,7 +82,15 @@ func (x *run) window(ctx context.Context, k int, act func(), f fault, from, to s
 	if res.err != nil {
 		return res
 	}
-	res.took, res.err = x.converge(ctx, to, kept)
+	led := res.restartedAt.IsZero()
+	res.took, res.err = x.converge(ctx, to, kept, func() {
+		if ok, _ := x.alm.leading(); !led && ok {
+			led, res.leader = true, time.Since(res.restartedAt)
+		}
+	})
+	if !led && res.err == nil {
+		res.leader, res.err = x.alm.waitLeading(res.restartedAt)
+	}
 	return res
 }
 
@@ -93,7 +111,7 @@ func (r *rig) upgrade(ctx context.Context, name string, k int, f fault) result {
 	defer x.finish(ctx)
 	x.publish("1.0.0", "")
 	x.declare(ctx)
-	if _, err := x.converge(ctx, "1.0.0", nil); err != nil {
+	if _, err := x.converge(ctx, "1.0.0", nil, func() {}); err != nil {
 		return result{err: fmt.Errorf("installing 1.0.0 before the upgrade: %w", err)}
 	}
 	kept, err := x.uids(ctx, x.shared())
@@ -114,6 +132,7 @@ func scenario(t *testing.T, r *rig, row chaos.Row, prefix string, runs int, one 
 	}
 	calibration := fmt.Sprintf("a run without a fault: %d ALM writes, %s", clean.writes, clean.took.Round(10*time.Millisecond))
 	t.Logf("%s", calibration)
+	restarts := r.alm.restarts()
 	var s tally
 	for i := 1; i <= runs; i++ {
 		name := fmt.Sprintf("%s-%02d", prefix, i)
@@ -123,11 +142,11 @@ func scenario(t *testing.T, r *rig, row chaos.Row, prefix string, runs int, one 
 		t.Logf("%s: fault at ALM write %d (chosen %d, reached %v) in phase %q %s; converged in %s (run: %s)",
 			name, res.writes, k, res.reached, res.phase, res.detail, res.took.Round(time.Millisecond), time.Since(runStart).Round(time.Millisecond))
 		if res.err != nil {
-			t.Errorf("%s did not converge: %v\n(ALM's log: %s)", name, res.err, filepath.Join(stateDir, "alm.log"))
+			t.Errorf("%s did not converge: %v\n(ALM's log: %s)", name, res.err, r.alm.logPath())
 		}
-		s.add(res.phase, res.writes, res.reached, res.took, res.err)
+		s.add(res)
 	}
-	notes := s.notes(calibration)
+	notes := s.notes(calibration, r.alm.restarts()-restarts)
 	t.Logf("runs done after %s", time.Since(start).Round(time.Millisecond))
 	if err := r.waitNamespacesGone(ctx, prefix+"-"); err != nil {
 		t.Errorf("uninstall: %v", err)
