@@ -62,6 +62,9 @@ type Options struct {
 	// VersionFinalizers are the finalizers the apptype and upgradetrigger loops put on the OperatorVersions they
 	// create, so that the install and upgrade loops need no request to add them: VersionFinalizers(selected).
 	VersionFinalizers []string
+	// Now is the clock of the install and upgrade loops (when webhook certificates are issued and renewed); nil:
+	// time.Now. Tests move it to see certificates renewed.
+	Now func() time.Time
 }
 
 // VersionFinalizers is what Options.VersionFinalizers holds for the selected loops: the cleanup finalizer when a
@@ -145,11 +148,13 @@ var All = []Loop{
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := install.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
+		r.Installer.Now = o.Now
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := upgrade.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
+		r.Installer.Now = o.Now
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {

@@ -89,16 +89,22 @@ func widget(ns, name, version string) *unstructured.Unstructured {
 // mutated-by label, and one stored as v1 and read as v2 carries its converted-by annotation.
 func checkWebhooks(t *testing.T, c client.Client, ns, version string) {
 	t.Helper()
+	checkWebhooksNamed(t, c, ns, version, strings.ReplaceAll(version, ".", "-"))
+}
+
+// checkWebhooksNamed is checkWebhooks with Widgets named after suffix, for a version checked more than once.
+func checkWebhooksNamed(t *testing.T, c client.Client, ns, version, suffix string) {
+	t.Helper()
 	want := "webhook-operator-" + version
 	harness.Eventually(t, 30*time.Second, func() error {
-		err := c.Create(t.Context(), widget(ns, "forbidden-"+strings.ReplaceAll(version, ".", "-"), "v1"))
+		err := c.Create(t.Context(), widget(ns, "forbidden-"+suffix, "v1"))
 		if err == nil || !strings.Contains(err.Error(), "webhook-operator "+version+" forbids") {
 			return fmt.Errorf("creating a forbidden Widget: %w; want the refusal of webhook-operator %s", err, version)
 		}
 		t.Logf("kube-apiserver called the validating webhook: %v", err)
 		return nil
 	})
-	name := "ok-" + strings.ReplaceAll(version, ".", "-")
+	name := "ok-" + suffix
 	w := widget(ns, name, "v1")
 	if err := c.Create(t.Context(), w); err != nil {
 		t.Fatalf("creating Widget %s: %v", name, err)
