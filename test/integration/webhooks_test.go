@@ -14,6 +14,7 @@ import (
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -201,4 +202,32 @@ func TestWebhooksInstallAndUpgrade(t *testing.T) {
 			t.Errorf("webhook configurations of %s after the upgrade: %v, want only 2.0.0's", whop, names)
 		}
 	}
+	uninstallWebhookOperator(t, c, ns)
+}
+
+// uninstallWebhookOperator removes the webhook operator from ns while ALM still runs, and what its install leaves
+// in the cluster beyond the namespace, so that the next test installs it afresh: the AppType (its OperatorVersions
+// go with it, and ALM's finalizer deletes their webhook configurations), then the Widget CRD, which ALM never deletes.
+func uninstallWebhookOperator(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := t.Context()
+	at := &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: whop}}
+	if err := client.IgnoreNotFound(c.Delete(ctx, at)); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, time.Minute, func() error {
+		list := &operatorsv1alpha1.OperatorVersionList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d OperatorVersions left in %s", len(list.Items), ns)
+		}
+		return nil
+	})
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "widgets." + whop + ".example.com"}}
+	if err := client.IgnoreNotFound(c.Delete(ctx, crd)); err != nil {
+		t.Fatal(err)
+	}
+	harness.WaitGone(t, c, crd, time.Minute)
 }
