@@ -1,12 +1,9 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,33 +151,14 @@ func TestWebhooksInstallAndUpgrade(t *testing.T) {
 	checkWebhooks(t, c, ns, "1.0.0")
 
 	// Writes go on through the upgrade; each must be admitted and mutated by one version or the other.
-	var writes, failures atomic.Int64
-	var firstFailure atomic.Value
-	ctx, stop := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for i := 0; ctx.Err() == nil; i++ {
-			w := widget(ns, fmt.Sprintf("during-%d", i), "v1")
-			err := c.Create(ctx, w)
-			if ctx.Err() != nil {
-				return
-			}
-			writes.Add(1)
-			if err != nil || !strings.HasPrefix(w.GetLabels()["mutated-by"], "webhook-operator-") {
-				failures.Add(1)
-				firstFailure.CompareAndSwap(nil, fmt.Sprintf("Widget during-%d: %v, labels %v", i, err, w.GetLabels()))
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
+	writes := writeWidgets(t, c, ns)
 	harness.Publish(t, c, harness.WriteBundle(t, root, webhookDemo(ns, "2.0.0", whop+".v1.0.0")), "ops", ns)
 	waitAppType(t, c, ns, whop, 2*time.Minute, installed("2.0.0"))
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: whop + ".v1.0.0"}}, time.Minute)
-	stop()
-	wg.Wait()
-	t.Logf("writes during the upgrade: %d, failed: %d", writes.Load(), failures.Load())
-	if failures.Load() > 0 {
-		t.Errorf("%d of %d writes during the upgrade failed; first: %v", failures.Load(), writes.Load(), firstFailure.Load())
+	n, failed, firstFailure := writes()
+	t.Logf("writes during the upgrade: %d, failed: %d", n, failed)
+	if failed > 0 {
+		t.Errorf("%d of %d writes during the upgrade failed; first: %v", failed, n, firstFailure)
 	}
 	checkWebhooks(t, c, ns, "2.0.0")
 	for _, list := range []client.ObjectList{&admissionregistrationv1.ValidatingWebhookConfigurationList{}, &admissionregistrationv1.MutatingWebhookConfigurationList{}} {
