@@ -15,10 +15,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/test/harness"
 	"github.com/almproject/alm/test/noderunner"
@@ -31,10 +34,14 @@ func (c *clock) Now() time.Time               { return time.Now().Add(time.Durat
 func (c *clock) advance(d time.Duration)      { c.offset.Add(int64(d)) }
 func (c *clock) option() func(*loops.Options) { return func(o *loops.Options) { o.Now = c.Now } }
 
-// A webhook operator's serving certificate is renewed before it expires: the new certificate reaches the running
-// operator through a rollout of its Deployment, and the webhooks answer with it. (The CA's renewal, which
-// keeps the previous CA in the caBundle, is unit-tested in controllers/internal/servingcert: a certificate issued
-// by a clock moved forward would not be valid yet for the real kube-apiserver.)
+// A webhook operator's certificates are renewed before they expire, with no failed write: the serving certificate,
+// then the CA. ALM's clock (loops.Options.Now) is set back so that each is due when ALM next starts, while every
+// certificate the webhooks serve to the real kube-apiserver is valid at the real time:
+//
+//   - installed 500 days ago: CA valid -500..+230 days (due at -13), serving certificate -500..-135 (due at -257);
+//   - ALM restarted 250 days ago: the serving certificate is due and renewed (-250..+115, due at -7), the CA is not;
+//   - ALM restarted at the real time, while Widgets are written: the CA is due and renewed, the caBundles trust the
+//     new and the previous CA, and the serving certificate is issued by the new one and rolled out.
 func TestWebhookCertificateRotation(t *testing.T) {
 	if os.Getenv("ALM_SKIP_WEBHOOKS") != "" {
 		t.Skip("ALM_SKIP_WEBHOOKS")
@@ -51,43 +58,113 @@ func TestWebhookCertificateRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = runner.Stop() })
-	// The operator is installed as if eight months and a half ago: its serving certificate (a year) is past the
-	// two thirds of its life after which ALM renews it, yet still valid for the real kube-apiserver; its CA (two
-	// years) is not due. A forward clock would issue certificates the API server finds not yet valid.
+	day := 24 * time.Hour
 	clk := &clock{}
-	clk.advance(-(244*24 + 12) * time.Hour)
+	clk.advance(-500 * day)
 	alm := startALM(t, "all", clk.option())
 	catalogSource(t, c, ns, "ops")
 	harness.Publish(t, c, harness.WriteBundle(t, t.TempDir(), webhookDemo(ns, "1.0.0", "")), "ops", ns)
 	appType(t, c, ns, whop)
 	waitAppType(t, c, ns, whop, 2*time.Minute, installed("1.0.0"))
-	checkWebhooks(t, c, ns, "1.0.0")
 	servingSecret := client.ObjectKey{Namespace: ns, Name: whop + "-operator-service-cert"}
 	caSecret := client.ObjectKey{Namespace: ns, Name: whop + ".v1.0.0-webhook-ca"}
 	serving := secretValue(t, c, servingSecret, corev1.TLSCertKey)
 	ca := secretValue(t, c, caSecret, corev1.ServiceAccountRootCAKey)
-	if due := renewalTime(t, serving); due.After(time.Now()) {
-		t.Fatalf("the first serving certificate is due at %s, want in the past (the test's clock is wrong)", due)
-	}
 
-	// ALM restarts at the real time, as after any restart it reconciles every version, while Widgets are written.
+	// 250 days later: the serving certificate is renewed, the CA kept.
+	alm.Stop()
+	clk.advance(250 * day)
+	alm = startALM(t, "all", clk.option())
+	serving = waitSecretChanged(t, c, servingSecret, corev1.TLSCertKey, serving)
+	waitRolledOut(t, c, ns, whop+"-operator", serving)
+	if now := secretValue(t, c, caSecret, corev1.ServiceAccountRootCAKey); now != ca {
+		t.Fatalf("the CA was renewed with the serving certificate; it is not due")
+	}
+	waitOnlyPod(t, runner, ns, whop+"-operator")
+	checkWebhooksNamed(t, c, ns, "1.0.0", "renewed")
+	t.Logf("the serving certificate was renewed and the operator's pods serve it; the CA is due at %s", renewalTime(t, ca).Format(time.DateOnly))
+
+	// At the real time, while Widgets are written: the CA is renewed, and the serving certificate with it.
 	writes := writeWidgets(t, c, ns)
 	alm.Stop()
 	clk.advance(-time.Duration(clk.offset.Load()))
 	startALM(t, "all", clk.option())
-	renewed := waitSecretChanged(t, c, servingSecret, corev1.TLSCertKey, serving)
-	waitRolledOut(t, c, ns, whop+"-operator", renewed)
-	if newCA := secretValue(t, c, caSecret, corev1.ServiceAccountRootCAKey); newCA != ca {
-		t.Errorf("the CA was renewed with the serving certificate; it is not due")
-	}
-	t.Logf("the serving certificate was renewed (due %s) and the operator's pods serve the new one", renewalTime(t, serving).Format(time.DateOnly))
-	checkWebhooksNamed(t, c, ns, "1.0.0", "renewed")
-	// Reported, not asserted: the node runner stops the old pod while the kube-apiserver may still hold a
-	// connection to it, so a write racing the rollout can end in EOF (seen 1 of 25 in 1 of 3 runs). That is the
-	// local stand-in's pod termination, not the certificate's renewal; issue 19's note has it.
+	newCA := waitSecretChanged(t, c, caSecret, corev1.ServiceAccountRootCAKey, ca)
+	serving = waitSecretChanged(t, c, servingSecret, corev1.TLSCertKey, serving)
+	waitRolledOut(t, c, ns, whop+"-operator", serving)
+	checkCABundles(t, c, ns, newCA, ca)
+	// The writes go on until the old pod's process has exited: the rollout is over only once nothing serves the
+	// old certificate any more, and a write racing the old pod's shutdown is a failed write like any other.
+	waitOnlyPod(t, runner, ns, whop+"-operator")
+	checkWebhooksNamed(t, c, ns, "1.0.0", "ca-renewed")
 	n, failed, firstFailure := writes()
-	t.Logf("writes during the renewal: %d, failed: %d (first failure: %v)", n, failed, firstFailure)
+	t.Logf("writes during the CA's renewal: %d, failed: %d (first failure: %v)", n, failed, firstFailure)
+	if n == 0 || failed != 0 {
+		t.Errorf("%d of %d Widget writes failed during the renewal, want none (first: %v)", failed, n, firstFailure)
+	}
 	uninstallWebhookOperator(t, c, ns)
+}
+
+// checkCABundles checks that every caBundle of the webhook operator (its admission webhooks and the Widget CRD's
+// conversion) trusts both CAs (PEM): the renewed one and the one it replaces, which signed what the old pods serve.
+func checkCABundles(t *testing.T, c client.Client, ns string, cas ...string) {
+	t.Helper()
+	bundles := map[string][]byte{}
+	v := &admissionregistrationv1.ValidatingWebhookConfigurationList{}
+	m := &admissionregistrationv1.MutatingWebhookConfigurationList{}
+	for _, list := range []client.ObjectList{v, m} {
+		if err := c.List(t.Context(), list, client.MatchingLabels{operatorsv1alpha1.LabelAppType: whop}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cfg := range v.Items {
+		for _, h := range cfg.Webhooks {
+			bundles["ValidatingWebhookConfiguration "+cfg.Name+" "+h.Name] = h.ClientConfig.CABundle
+		}
+	}
+	for _, cfg := range m.Items {
+		for _, h := range cfg.Webhooks {
+			bundles["MutatingWebhookConfiguration "+cfg.Name+" "+h.Name] = h.ClientConfig.CABundle
+		}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := c.Get(t.Context(), client.ObjectKey{Name: "widgets." + whop + ".example.com"}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if conv := crd.Spec.Conversion; conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil {
+		bundles["CustomResourceDefinition "+crd.Name+" conversion"] = conv.Webhook.ClientConfig.CABundle
+	}
+	if len(bundles) != 3 {
+		t.Errorf("caBundles of %s: %d, want 3 (validating, mutating, conversion)", whop, len(bundles))
+	}
+	for where, bundle := range bundles {
+		for i, ca := range cas {
+			if !strings.Contains(string(bundle), ca) {
+				t.Errorf("the caBundle of %s does not trust CA %d of %d", where, i+1, len(cas))
+			}
+		}
+	}
+}
+
+// waitOnlyPod waits until the node runner runs exactly one pod of the Deployment and it is not terminating: the
+// pods it replaced have stopped.
+func waitOnlyPod(t *testing.T, runner *noderunner.Runner, ns, deployment string) {
+	t.Helper()
+	harness.Eventually(t, time.Minute, func() error {
+		var pods []string
+		for _, p := range runner.Pods() {
+			if p.Namespace == ns && p.Deployment == deployment {
+				pods = append(pods, fmt.Sprintf("%s (terminating: %t)", p.Name, p.Terminating))
+				if p.Terminating {
+					return fmt.Errorf("pods of %s/%s: %v", ns, deployment, pods)
+				}
+			}
+		}
+		if len(pods) != 1 {
+			return fmt.Errorf("pods of %s/%s: %v, want one", ns, deployment, pods)
+		}
+		return nil
+	})
 }
 
 // writeWidgets creates Widgets every 50ms until the returned function is called, which says how many were
