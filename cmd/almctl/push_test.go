@@ -17,13 +17,35 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/blang/semver/v4"
 	"github.com/google/go-containerregistry/pkg/registry"
 
 	"github.com/almproject/alm/catalog/image"
 )
 
-// bundles is the repository's own catalog: konnect-operator 1.0.0, 1.1.0, 1.2.0, 1.3.0 and gateway-config 0.1.0.
+// bundles is the repository's own catalog: the konnect-operator versions and gateway-config 0.1.0.
 const bundles = "../../bundles"
+
+// repositoryBundles counts the bundle directories of bundles (<package>/<version>) and returns the newest
+// konnect-operator version.
+func repositoryBundles(t *testing.T) (count int, newestKonnect string) {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(bundles, "*", "*", "manifests"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no bundles under %s: %v", bundles, err)
+	}
+	newest := semver.MustParse("0.0.0")
+	for _, d := range dirs {
+		pkgDir, version := filepath.Split(filepath.Dir(d))
+		if filepath.Base(pkgDir) != "konnect-operator" {
+			continue
+		}
+		if v := semver.MustParse(version); v.GT(newest) {
+			newest = v
+		}
+	}
+	return len(dirs), newest.String()
+}
 
 // testRegistry is go-containerregistry's in-process registry on loopback (plain HTTP), counting requests.
 type testRegistry struct {

@@ -93,9 +93,15 @@ func TestStory(t *testing.T) {
 	// The new operator syncs: a change made in Kubernetes after the upgrades reaches Konnect.
 	setServiceHost(t, ctx, env, "after-upgrade.demo.svc")
 	waitServiceHostInKonnect(t, ctx, env, ids["KongService/"+localenv.DemoService], "after-upgrade.demo.svc")
+	// 1.4.0 brings plugins and consumer groups: their CRDs are installed with it, and a rate limit bound to the demo
+	// service reaches Konnect.
+	upgrade(t, ctx, env, story, filepath.Join(bundles, "1.4.0"), "1.4.0", ids)
+	assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v1.4.0", 4, 0)
+	plugin := bindRateLimit(t, ctx, env, ids)
 
 	failForward(t, ctx, env, story, ids)
-	assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v1.4.1", 4, 1)
+	assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v1.5.1", 5, 1)
+	deleteRateLimit(t, ctx, env, plugin)
 	// Before the uninstall stops the operator: its token and its metrics.
 	values := storySecrets(t, env)
 	texts := map[string]string{"the metrics of the Konnect operator": scrapeMetrics(t, ctx, env, ns, localenv.Package)}
@@ -394,29 +400,29 @@ func waitServiceHostInKonnect(t *testing.T, ctx context.Context, env *localenv.E
 	}))
 }
 
-// failForward publishes a 1.4.0 whose process exits, then a 1.4.1 that replaces it (neither with a hand-over).
+// failForward publishes a 1.5.0 whose process exits, then a 1.5.1 that replaces it (neither with a hand-over).
 func failForward(t *testing.T, ctx context.Context, env *localenv.Env, story *localenv.Story, ids localenv.KonnectIDs) {
 	t.Helper()
 	pkg, err := bundlegen.LoadPackage(filepath.Join(root, "hack", "bundles", "konnect-operator.yaml"))
 	must(t, err)
 	dir := t.TempDir()
-	base := *pkg.Version("1.3.0")
+	base := *pkg.Version("1.4.0")
 	base.Handoff = ""
 	crashing := base
-	crashing.Version, crashing.Replaces, crashing.SkipRange = "1.4.0", pkg.BundleName("1.3.0"), ""
+	crashing.Version, crashing.Replaces, crashing.SkipRange = "1.5.0", pkg.BundleName("1.4.0"), ""
 	crashing.Image = pkg.ImageFor(base)
 	crashing.Args = append(append([]string{}, base.Args...), "--no-such-flag")
 	crashing.ProgressDeadlineSeconds = ptr.To[int32](15)
-	must(t, bundlegen.WriteBundle(root, pkg, crashing, filepath.Join(dir, "1.4.0")))
-	_, err = story.Publish(ctx, filepath.Join(dir, "1.4.0"))
+	must(t, bundlegen.WriteBundle(root, pkg, crashing, filepath.Join(dir, "1.5.0")))
+	_, err = story.Publish(ctx, filepath.Join(dir, "1.5.0"))
 	must(t, err)
 	failed := &operatorsv1alpha1.OperatorVersion{}
 	must(t, localenv.Poll(ctx, 2*time.Minute, func() error {
-		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName("1.4.0")}, failed); err != nil {
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName("1.5.0")}, failed); err != nil {
 			return err
 		}
 		if failed.Status.Phase != operatorsv1alpha1.PhaseFailed {
-			return fmt.Errorf("1.4.0 is %s: %s", failed.Status.Phase, failed.Status.Message)
+			return fmt.Errorf("1.5.0 is %s: %s", failed.Status.Phase, failed.Status.Message)
 		}
 		return nil
 	}))
@@ -425,21 +431,21 @@ func failForward(t *testing.T, ctx context.Context, env *localenv.Env, story *lo
 			t.Errorf("the failed version's message does not say %q: %s", want, failed.Status.Message)
 		}
 	}
-	// 1.3.0 keeps running and syncing.
+	// 1.4.0 keeps running and syncing.
 	old := &operatorsv1alpha1.OperatorVersion{}
-	must(t, env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName("1.3.0")}, old))
+	must(t, env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName("1.4.0")}, old))
 	if old.Status.Phase != operatorsv1alpha1.PhaseSucceeded {
-		t.Errorf("1.3.0 is %s while 1.4.0 failed, want Succeeded", old.Status.Phase)
+		t.Errorf("1.4.0 is %s while 1.5.0 failed, want Succeeded", old.Status.Phase)
 	}
 	setServiceHost(t, ctx, env, "while-failed.demo.svc")
 	waitServiceHostInKonnect(t, ctx, env, ids["KongService/"+localenv.DemoService], "while-failed.demo.svc")
 
 	fixed := base
-	fixed.Version, fixed.Replaces, fixed.SkipRange, fixed.Image = "1.4.1", pkg.BundleName("1.4.0"), "", pkg.ImageFor(base)
-	must(t, bundlegen.WriteBundle(root, pkg, fixed, filepath.Join(dir, "1.4.1")))
-	_, err = story.Publish(ctx, filepath.Join(dir, "1.4.1"))
+	fixed.Version, fixed.Replaces, fixed.SkipRange, fixed.Image = "1.5.1", pkg.BundleName("1.5.0"), "", pkg.ImageFor(base)
+	must(t, bundlegen.WriteBundle(root, pkg, fixed, filepath.Join(dir, "1.5.1")))
+	_, err = story.Publish(ctx, filepath.Join(dir, "1.5.1"))
 	must(t, err)
-	_, err = story.WaitInstalled(ctx, ns, localenv.Package, "1.4.1")
+	_, err = story.WaitInstalled(ctx, ns, localenv.Package, "1.5.1")
 	must(t, err)
 	must(t, env.WaitDeploymentAvailable(ctx, ns, localenv.Package, time.Minute))
 }
