@@ -156,7 +156,10 @@ func (o *options) bind(fs *flag.FlagSet) *string {
 			"reconciliation loop's flowchart does literally (one call per object per period).")
 	fs.Float64Var(&o.rateLimit, "konnect-rate-limit", 10,
 		"Most Konnect API requests per second sent to one Konnect organization (shared by every auth configuration of\n"+
-			"that organization); 0 means unlimited. A 429 answer also pauses the organization for its Retry-After.")
+			"that organization); 0 means unlimited. Below this ceiling the operator follows the budget Konnect's answers\n"+
+			"announce (RateLimit-Remaining and RateLimit-Reset, or X-RateLimit-Remaining-Minute), so that it lasts until\n"+
+			"the window resets; waiting requests go by priority: deletes and creates, then updates, then reads. A 429\n"+
+			"answer also pauses the organization for its Retry-After.")
 	fs.IntVar(&o.concurrency, "concurrency", 8, "Objects of one kind reconciled in parallel.")
 	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 50,
 		"Most requests per second to the Kubernetes API (each Konnect create or update ends in a status write).")

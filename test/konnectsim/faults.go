@@ -252,8 +252,10 @@ func (s *Server) ResetCounters() {
 
 // Injected counts the answers the simulator made fail on purpose.
 type Injected struct {
-	// Throttled: 429 with Retry-After (rate limit or Throttle).
+	// Throttled: 429 with Retry-After (rate limit, budget or Throttle).
 	Throttled int64 `json:"throttled"`
+	// OverBudget: of those, answers to requests over the organization's budget (SetBudget).
+	OverBudget int64 `json:"over_budget"`
 	// ServerErrors: 5xx before anything was committed (error rate, fault rules).
 	ServerErrors int64 `json:"server_errors"`
 	// LostResponses: committed, then answered with an error (or a dropped connection) instead of the result.
@@ -310,7 +312,10 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, h handle
 		}
 
 		s.mu.Lock()
-		retryAfter, limited := s.rateLimitedLocked(o)
+		retryAfter, limited := s.spendLocked(o, w.Header())
+		if !limited {
+			retryAfter, limited = s.rateLimitedLocked(o)
+		}
 		var fault faultDecision
 		var faulty bool
 		var hold *Hold

@@ -81,6 +81,10 @@ type Options struct {
 	RateLimit float64
 	// RateLimitBurst is the token bucket size of RateLimit; defaults to RateLimit rounded up (at least 1).
 	RateLimitBurst int
+	// Budget is Konnect's own kind of rate limit: requests per organization per BudgetWindow (default a minute),
+	// with rate-limit headers on every answer (SetBudget). 0 disables it.
+	Budget       int
+	BudgetWindow time.Duration
 	// ErrorRate is the probability that any API request fails with a 500 before
 	// it is handled (nothing is committed).
 	ErrorRate float64
@@ -113,14 +117,18 @@ type Server struct {
 	limiters  map[*store.Org]*rate.Limiter
 	rateLimit float64
 	rateBurst int
-	errorRate float64
-	lostRate  float64
-	faults    []*faultRule
-	holds     []*Hold
-	throttles map[*store.Org]*throttle
-	counters  map[string]int64
-	total     int64
-	injected  Injected
+	// budget and budgetWindow: SetBudget; windows counts each organization's requests in its current window.
+	budget       int
+	budgetWindow time.Duration
+	windows      map[*store.Org]*orgWindow
+	errorRate    float64
+	lostRate     float64
+	faults       []*faultRule
+	holds        []*Hold
+	throttles    map[*store.Org]*throttle
+	counters     map[string]int64
+	total        int64
+	injected     Injected
 
 	srv      *http.Server
 	listener net.Listener
@@ -164,6 +172,7 @@ func New(opts Options) *Server {
 		s.AddOrganization(o)
 	}
 	s.setRateLimitLocked(opts.RateLimit, opts.RateLimitBurst)
+	s.SetBudget(opts.Budget, opts.BudgetWindow)
 	s.mux = s.routes()
 	return s
 }

@@ -50,40 +50,37 @@ func WithOperation(ctx context.Context, operation string) context.Context {
 // errors of every SDK error type map to one APIError with the status code.
 type statusKey struct{}
 
-// orgGate holds the client-side limits shared by every client of one Konnect organization: a token bucket, and
-// a pause that a 429's Retry-After imposes on all of them at once (the server's limit is per organization too).
+// orgGate holds the client-side limits shared by every client of one Konnect organization: a token bucket (at
+// most the ceiling, slower when the server's budget says so), a pause that a 429's Retry-After or an exhausted
+// budget imposes on all of them at once (the server's limit is per organization too), and the requests waiting and
+// in flight (budget.go).
 type orgGate struct {
-	limiter *rate.Limiter // nil: unlimited
+	ceiling float64 // requests per second, --konnect-rate-limit; <= 0: none
 
 	mu           sync.Mutex
+	limiter      *rate.Limiter // nil: unlimited
 	blockedUntil time.Time
+	queues       [priorities][]*waiter
+	inflight     int
+	changed      chan struct{} // closed and replaced whenever a waiter may go
 }
 
-// wait waits until the organization may be sent a request, recording how long it waited for a 429's pause and for
-// the rate limit under serverURL.
-func (g *orgGate) wait(ctx context.Context, serverURL string) error {
+// wait waits until the organization may be sent a request of priority p, recording how long it waited under
+// serverURL: for a pause (a 429's Retry-After, or the budget spent) or for the rate limit. The caller calls done
+// once the request is answered.
+func (g *orgGate) wait(ctx context.Context, serverURL string, p Priority) error {
 	g.mu.Lock()
-	until := g.blockedUntil
+	if g.changed == nil {
+		g.changed = make(chan struct{})
+	}
+	cause := konnectmetrics.CauseRateLimit
+	if time.Now().Before(g.blockedUntil) {
+		cause = konnectmetrics.CauseRetryAfter
+	}
 	g.mu.Unlock()
-	if d := time.Until(until); d > 0 {
-		start := time.Now()
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			konnectmetrics.ObserveWait(serverURL, konnectmetrics.CauseRetryAfter, time.Since(start))
-			return ctx.Err()
-		case <-t.C:
-		}
-		konnectmetrics.ObserveWait(serverURL, konnectmetrics.CauseRetryAfter, time.Since(start))
-	}
-	if g.limiter != nil {
-		start := time.Now()
-		err := g.limiter.Wait(ctx)
-		konnectmetrics.ObserveWait(serverURL, konnectmetrics.CauseRateLimit, time.Since(start))
-		return err
-	}
-	return nil
+	waited, err := g.take(ctx, p)
+	konnectmetrics.ObserveWait(serverURL, cause, waited)
+	return err
 }
 
 func (g *orgGate) block(d time.Duration) {
@@ -117,7 +114,7 @@ func (g *gates) get(key string) *orgGate {
 	if gate, ok := g.m[key]; ok {
 		return gate
 	}
-	gate := &orgGate{}
+	gate := &orgGate{ceiling: g.perSecond}
 	if g.perSecond > 0 {
 		gate.limiter = rate.NewLimiter(rate.Limit(g.perSecond), g.burst)
 	}
@@ -149,11 +146,12 @@ func (d *gatedDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	info, _ := ctx.Value(requestKey{}).(requestInfo)
 	for attempt := 0; ; attempt++ {
-		if err := d.gate.wait(ctx, info.serverURL); err != nil {
+		if err := d.gate.wait(ctx, info.serverURL, priorityOf(req.Method)); err != nil {
 			return nil, err
 		}
 		start := time.Now()
 		resp, err := d.base.Do(req)
+		d.gate.done()
 		if err != nil {
 			konnectmetrics.ObserveRequest(info.serverURL, info.operation, info.entityType, 0, time.Since(start))
 			return nil, err
@@ -161,6 +159,9 @@ func (d *gatedDoer) Do(req *http.Request) (*http.Response, error) {
 		konnectmetrics.ObserveRequest(info.serverURL, info.operation, info.entityType, resp.StatusCode, time.Since(start))
 		if code, ok := ctx.Value(statusKey{}).(*atomic.Int32); ok {
 			code.Store(int32(resp.StatusCode))
+		}
+		if b, ok := readBudget(resp.Header); ok {
+			d.gate.observe(b)
 		}
 		if resp.StatusCode != http.StatusTooManyRequests || attempt >= max429Retries || (req.Body != nil && req.GetBody == nil) {
 			return resp, nil
