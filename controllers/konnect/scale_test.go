@@ -99,20 +99,7 @@ func benchmarkScale(b *testing.B, bin string) {
 // declareScale creates an auth configuration, controlPlanes control planes and perCP services, routes and
 // consumers in each, from 16 goroutines, in a new namespace.
 func declareScale(b *testing.B, sim *konnectsim.Server, controlPlanes, perCP int) *env {
-	scheme, err := NewScheme()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := rest.CopyConfig(kubeAPI.Config)
-	cfg.QPS, cfg.Burst = 1000, 2000
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e := &env{t: b, ctx: b.Context(), c: c, sim: sim, ns: fmt.Sprintf("konnect-scale-%d", nsSeq.Add(1))}
-	if err := c.Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
-		b.Fatal(err)
-	}
+	e := newScaleEnv(b, sim)
 	e.create(authConfig("auth", sim.URL()))
 	for i := range controlPlanes {
 		e.create(controlPlaneObj(fmt.Sprintf("cp-%d", i), "auth"))
@@ -130,6 +117,25 @@ func declareScale(b *testing.B, sim *konnectsim.Server, controlPlanes, perCP int
 	})
 	if b.Failed() {
 		b.FailNow()
+	}
+	return e
+}
+
+// newScaleEnv is an env for a benchmark: a client allowed 1,000 requests/s and a new namespace.
+func newScaleEnv(b *testing.B, sim *konnectsim.Server) *env {
+	scheme, err := NewScheme()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := rest.CopyConfig(kubeAPI.Config)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := &env{t: b, ctx: b.Context(), c: c, sim: sim, ns: fmt.Sprintf("konnect-scale-%d", nsSeq.Add(1))}
+	if err := c.Create(e.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
+		b.Fatal(err)
 	}
 	return e
 }

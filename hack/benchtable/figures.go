@@ -73,4 +73,8 @@ var Figures = []Figure{
 	{Bench: "BenchmarkKonnectScale", Metric: "calls/period-steady", Title: "Konnect: calls per sync period, 10,000 entities, no drift", Max: Limit(50)},
 	{Bench: "BenchmarkKonnectScale", Metric: "s-to-programmed", Title: "Konnect: 10,000 creates → all Programmed (s)", Format: "%.0f"},
 	{Bench: "BenchmarkKonnectScale", Metric: "calls/entity-at-create", Title: "Konnect: calls per entity at creation, 10,000 entities", Format: "%.2f"},
+	{Bench: "BenchmarkKonnectBudget", Metric: "429s", Title: "Konnect: 429 answers, 10,000 entities of every kind under 3,000 requests/min", Max: Limit(0)},
+	{Bench: "BenchmarkKonnectBudget", Metric: "s-to-programmed", Title: "Konnect: 10,000 entities under 3,000 requests/min → all Programmed (s)", Format: "%.0f"},
+	{Bench: "BenchmarkKonnectBudget", Metric: "floor-s", Title: "Konnect: the floor 3,000 requests/min allows for those requests (s)", Format: "%.0f"},
+	{Bench: "BenchmarkKonnectBudget", Metric: "requests/entity", Title: "Konnect: requests per entity under the budget", Format: "%.2f"},
 }
