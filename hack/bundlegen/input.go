@@ -46,6 +46,10 @@ type Package struct {
 	// CRDsSince names CRDs of CRDDirectory (<plural>.<group>) that only versions from the given one on ship, with
 	// their RBAC rules and examples: CRDs added after a version was published, so its bundle stays as published.
 	CRDsSince map[string]string `json:"crdsSince,omitempty"`
+	// FieldsSince names fields of CRDs of CRDDirectory (<plural>.<group> -> a dotted path in the schema of every
+	// served version, e.g. spec.adopt -> version) that only versions from the given one on ship: fields added to a
+	// published CRD, so its bundle stays as published (fields.go).
+	FieldsSince map[string]map[string]string `json:"fieldsSince,omitempty"`
 	// ClusterRole is a generated ClusterRole file whose rules become the CSV's clusterPermissions.
 	ClusterRole string `json:"clusterRole,omitempty"`
 	// Role is a generated (Cluster)Role file whose rules become the CSV's namespaced permissions: what the operator
@@ -162,6 +166,9 @@ func (p *Package) check() error {
 	}
 	if _, err := semver.ParseTolerant(p.MinKubeVersion); err != nil {
 		return fmt.Errorf("minKubeVersion %q: %w", p.MinKubeVersion, err)
+	}
+	if err := p.checkFieldsSince(); err != nil {
+		return err
 	}
 	if err := p.checkSince(); err != nil {
 		return err

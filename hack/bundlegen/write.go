@@ -75,6 +75,9 @@ func WriteBundle(root string, p *Package, v Version, dir string) error {
 	if err != nil {
 		return err
 	}
+	if err := p.withoutLaterFields(crdFiles, all, v.Version); err != nil {
+		return err
+	}
 	for _, f := range crdFiles {
 		in.crds = append(in.crds, f.crd)
 	}

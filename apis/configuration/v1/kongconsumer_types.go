@@ -13,6 +13,11 @@ type KongConsumerSpec struct {
 	// one, or with type kic, is Kong Ingress Controller configuration: this operator leaves it alone.
 	// +optional
 	ControlPlaneRef *configurationv1alpha1.ControlPlaneRef `json:"controlPlaneRef,omitempty"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *configurationv1alpha1.AdoptOptions `json:"adopt,omitempty"`
 	// tags of the consumer in Kong; the operator adds its own k8s-* tags.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
@@ -82,3 +87,6 @@ type KongConsumerList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []KongConsumer `json:"items"`
 }
+
+// GetAdoptOptions returns spec.adopt (the entity reconciler adopts through it).
+func (o *KongConsumer) GetAdoptOptions() *configurationv1alpha1.AdoptOptions { return o.Spec.Adopt }

@@ -109,6 +109,11 @@ func (in *KongConsumerSpec) DeepCopyInto(out *KongConsumerSpec) {
 		*out = new(v1alpha1.ControlPlaneRef)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Adopt != nil {
+		in, out := &in.Adopt, &out.Adopt
+		*out = new(v1alpha1.AdoptOptions)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Tags != nil {
 		in, out := &in.Tags, &out.Tags
 		*out = make([]string, len(*in))

@@ -140,6 +140,11 @@ type KongRouteSpec struct {
 	// serviceRef is the KongService the route sends traffic to; the route lives in that service's control plane.
 	// +optional
 	ServiceRef *ServiceRef `json:"serviceRef,omitempty"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 
 	KongRouteAPISpec `json:",inline"`
 }
@@ -182,3 +187,6 @@ type KongRouteList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []KongRoute `json:"items"`
 }
+
+// GetAdoptOptions returns spec.adopt (the entity reconciler adopts through it).
+func (o *KongRoute) GetAdoptOptions() *AdoptOptions { return o.Spec.Adopt }

@@ -76,6 +76,11 @@ type KongServiceSpec struct {
 	// the service is Programmed: delete and recreate the object to move a service.
 	// +required
 	ControlPlaneRef *ControlPlaneRef `json:"controlPlaneRef,omitempty"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 
 	KongServiceAPISpec `json:",inline"`
 }
@@ -119,3 +124,6 @@ type KongServiceList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []KongService `json:"items"`
 }
+
+// GetAdoptOptions returns spec.adopt (the entity reconciler adopts through it).
+func (o *KongService) GetAdoptOptions() *AdoptOptions { return o.Spec.Adopt }

@@ -18,6 +18,11 @@ type KongConsumerGroupSpec struct {
 	// with type kic, is Kong Ingress Controller configuration: this operator leaves it alone.
 	// +optional
 	ControlPlaneRef *configurationv1alpha1.ControlPlaneRef `json:"controlPlaneRef,omitempty"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *configurationv1alpha1.AdoptOptions `json:"adopt,omitempty"`
 	// tags of the group in Kong; the operator adds its own k8s-* tags.
 	// +optional
 	// +kubebuilder:validation:MaxItems=20
@@ -64,4 +69,9 @@ type KongConsumerGroupList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []KongConsumerGroup `json:"items"`
+}
+
+// GetAdoptOptions returns spec.adopt (the entity reconciler adopts through it).
+func (o *KongConsumerGroup) GetAdoptOptions() *configurationv1alpha1.AdoptOptions {
+	return o.Spec.Adopt
 }

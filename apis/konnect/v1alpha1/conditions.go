@@ -31,6 +31,12 @@ const (
 	ReasonCreateFailed = "CreateFailed"
 	// ReasonUpdateFailed: Konnect refused or did not answer the update call.
 	ReasonUpdateFailed = "UpdateFailed"
+	// ReasonAdoptionFailed: the entity spec.adopt names could not be taken over (it does not exist, or Konnect refused
+	// or did not answer).
+	ReasonAdoptionFailed = "AdoptionFailed"
+	// ReasonAdoptionMismatch: spec.adopt's mode is match and the entity differs from the spec in the fields the
+	// message names; nothing was written.
+	ReasonAdoptionMismatch = "AdoptionMismatch"
 	// ReasonDeleteFailed: Konnect refused or did not answer the delete call; the finalizer stays.
 	ReasonDeleteFailed = "DeleteFailed"
 	// ReasonInvalidReference: a referenced object is missing, not ready or not usable; no Konnect call was made.

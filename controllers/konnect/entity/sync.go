@@ -198,6 +198,13 @@ func (r *Reconciler[T]) write(ctx context.Context, obj T, p *pass, action Action
 	if action != ActionCreate {
 		return id, nil, nil
 	}
+	if o := adoptOptions(obj); o != nil {
+		e, fail := r.adoptExisting(ctx, obj, p, o)
+		if fail != nil {
+			return "", nil, fail
+		}
+		return e.ID, &e, nil
+	}
 	e, err := r.create(ctx, obj, p)
 	if err != nil {
 		return "", nil, &failure{konnectv1alpha1.ReasonCreateFailed, "create", err}
@@ -251,7 +258,7 @@ func (r *Reconciler[T]) failed(obj T, reason, op string, err error) (ctrl.Result
 	msg := fmt.Sprintf("Konnect %s failed: %v", op, err)
 	r.setProgrammed(obj, false, reason, msg)
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, op, msg)
-	if konnectapi.IsPermanent(err) {
+	if konnectapi.IsPermanent(err) || isMismatch(err) {
 		return ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("%s %s: %w", r.Kind.Name(), klog.KObj(obj), err))
 	}
 	return ctrl.Result{}, fmt.Errorf("%s %s: %w", r.Kind.Name(), klog.KObj(obj), err)

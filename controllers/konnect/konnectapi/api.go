@@ -62,6 +62,9 @@ type API interface {
 	Update(ctx context.Context, t EntityType, cpID, id string, body map[string]any) (Entity, error)
 	// GetControlPlane returns the control plane id. A missing one is an *APIError with StatusCode 404.
 	GetControlPlane(ctx context.Context, id string) (Entity, error)
+	// Get returns the entity id of type t (in control plane cpID unless t is TypeControlPlane), for spec.adopt. A
+	// missing one is an *APIError with StatusCode 404.
+	Get(ctx context.Context, t EntityType, cpID, id string) (Entity, error)
 	// Delete deletes the entity id. A missing entity is an *APIError with StatusCode 404.
 	Delete(ctx context.Context, t EntityType, cpID, id string) error
 	// List returns every entity of type t in cpID (every control plane for TypeControlPlane) carrying the identity
