@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blang/semver/v4"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -93,14 +94,18 @@ func TestStory(t *testing.T) {
 	// The new operator syncs: a change made in Kubernetes after the upgrades reaches Konnect.
 	setServiceHost(t, ctx, env, "after-upgrade.demo.svc")
 	waitServiceHostInKonnect(t, ctx, env, ids["KongService/"+localenv.DemoService], "after-upgrade.demo.svc")
-	// 1.4.0 brings plugins and consumer groups: their CRDs are installed with it, and a rate limit bound to the demo
-	// service reaches Konnect.
-	upgrade(t, ctx, env, story, filepath.Join(bundles, "1.4.0"), "1.4.0", ids)
-	assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v1.4.0", 4, 0)
+	// Every later version, each replacing the one before: 1.4.0 brings plugins and consumer groups (their CRDs are
+	// installed with it), and once on the newest a rate limit bound to the demo service reaches Konnect.
+	upgrades := 3.0
+	for _, version := range laterVersions(t, "1.3.0") {
+		upgrade(t, ctx, env, story, filepath.Join(bundles, version), version, ids)
+		upgrades++
+		assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v"+version, upgrades, 0)
+	}
 	plugin := bindRateLimit(t, ctx, env, ids)
 
-	failForward(t, ctx, env, story, ids)
-	assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v1.5.1", 5, 1)
+	fixed := failForward(t, ctx, env, story, ids)
+	assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v"+fixed, upgrades+1, 1)
 	deleteRateLimit(t, ctx, env, plugin)
 	// Before the uninstall stops the operator: its token and its metrics.
 	values := storySecrets(t, env)
@@ -400,29 +405,33 @@ func waitServiceHostInKonnect(t *testing.T, ctx context.Context, env *localenv.E
 	}))
 }
 
-// failForward publishes a 1.5.0 whose process exits, then a 1.5.1 that replaces it (neither with a hand-over).
-func failForward(t *testing.T, ctx context.Context, env *localenv.Env, story *localenv.Story, ids localenv.KonnectIDs) {
+// failForward publishes, over the newest version of the package input, the next minor version whose process exits,
+// then a patch of it that replaces it (neither with a hand-over), and returns the patch's version.
+func failForward(t *testing.T, ctx context.Context, env *localenv.Env, story *localenv.Story, ids localenv.KonnectIDs) string {
 	t.Helper()
 	pkg, err := bundlegen.LoadPackage(filepath.Join(root, "hack", "bundles", "konnect-operator.yaml"))
 	must(t, err)
 	dir := t.TempDir()
-	base := *pkg.Version("1.4.0")
+	base := pkg.Versions[len(pkg.Versions)-1]
 	base.Handoff = ""
+	next := semver.MustParse(base.Version)
+	next.Minor, next.Patch = next.Minor+1, 0
+	crashingVersion, fixedVersion := next.String(), fmt.Sprintf("%d.%d.1", next.Major, next.Minor)
 	crashing := base
-	crashing.Version, crashing.Replaces, crashing.SkipRange = "1.5.0", pkg.BundleName("1.4.0"), ""
+	crashing.Version, crashing.Replaces, crashing.SkipRange = crashingVersion, pkg.BundleName(base.Version), ""
 	crashing.Image = pkg.ImageFor(base)
 	crashing.Args = append(append([]string{}, base.Args...), "--no-such-flag")
 	crashing.ProgressDeadlineSeconds = ptr.To[int32](15)
-	must(t, bundlegen.WriteBundle(root, pkg, crashing, filepath.Join(dir, "1.5.0")))
-	_, err = story.Publish(ctx, filepath.Join(dir, "1.5.0"))
+	must(t, bundlegen.WriteBundle(root, pkg, crashing, filepath.Join(dir, crashingVersion)))
+	_, err = story.Publish(ctx, filepath.Join(dir, crashingVersion))
 	must(t, err)
 	failed := &operatorsv1alpha1.OperatorVersion{}
 	must(t, localenv.Poll(ctx, 2*time.Minute, func() error {
-		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName("1.5.0")}, failed); err != nil {
+		if err := env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName(crashingVersion)}, failed); err != nil {
 			return err
 		}
 		if failed.Status.Phase != operatorsv1alpha1.PhaseFailed {
-			return fmt.Errorf("1.5.0 is %s: %s", failed.Status.Phase, failed.Status.Message)
+			return fmt.Errorf("%s is %s: %s", crashingVersion, failed.Status.Phase, failed.Status.Message)
 		}
 		return nil
 	}))
@@ -431,23 +440,38 @@ func failForward(t *testing.T, ctx context.Context, env *localenv.Env, story *lo
 			t.Errorf("the failed version's message does not say %q: %s", want, failed.Status.Message)
 		}
 	}
-	// 1.4.0 keeps running and syncing.
+	// The newest published version keeps running and syncing.
 	old := &operatorsv1alpha1.OperatorVersion{}
-	must(t, env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName("1.4.0")}, old))
+	must(t, env.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: pkg.BundleName(base.Version)}, old))
 	if old.Status.Phase != operatorsv1alpha1.PhaseSucceeded {
-		t.Errorf("1.4.0 is %s while 1.5.0 failed, want Succeeded", old.Status.Phase)
+		t.Errorf("%s is %s while %s failed, want Succeeded", base.Version, old.Status.Phase, crashingVersion)
 	}
 	setServiceHost(t, ctx, env, "while-failed.demo.svc")
 	waitServiceHostInKonnect(t, ctx, env, ids["KongService/"+localenv.DemoService], "while-failed.demo.svc")
 
 	fixed := base
-	fixed.Version, fixed.Replaces, fixed.SkipRange, fixed.Image = "1.5.1", pkg.BundleName("1.5.0"), "", pkg.ImageFor(base)
-	must(t, bundlegen.WriteBundle(root, pkg, fixed, filepath.Join(dir, "1.5.1")))
-	_, err = story.Publish(ctx, filepath.Join(dir, "1.5.1"))
+	fixed.Version, fixed.Replaces, fixed.SkipRange, fixed.Image = fixedVersion, pkg.BundleName(crashingVersion), "", pkg.ImageFor(base)
+	must(t, bundlegen.WriteBundle(root, pkg, fixed, filepath.Join(dir, fixedVersion)))
+	_, err = story.Publish(ctx, filepath.Join(dir, fixedVersion))
 	must(t, err)
-	_, err = story.WaitInstalled(ctx, ns, localenv.Package, "1.5.1")
+	_, err = story.WaitInstalled(ctx, ns, localenv.Package, fixedVersion)
 	must(t, err)
 	must(t, env.WaitDeploymentAvailable(ctx, ns, localenv.Package, time.Minute))
+	return fixedVersion
+}
+
+// laterVersions are the versions of the konnect-operator input after version, in order.
+func laterVersions(t *testing.T, version string) []string {
+	t.Helper()
+	pkg, err := bundlegen.LoadPackage(filepath.Join(root, "hack", "bundles", "konnect-operator.yaml"))
+	must(t, err)
+	var out []string
+	for _, v := range pkg.Versions {
+		if semver.MustParse(v.Version).GT(semver.MustParse(version)) {
+			out = append(out, v.Version)
+		}
+	}
+	return out
 }
 
 // uninstall deletes the Konnect objects first (nothing is left in Konnect), then the AppType: its OperatorVersion,
