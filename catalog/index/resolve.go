@@ -10,6 +10,7 @@ import (
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/deprecation"
 )
 
 // Request asks which bundle of a package to install or upgrade to.
@@ -44,6 +45,9 @@ const (
 	ReasonNotSuccessor         Reason = "NotSuccessor"
 	ReasonLowerVersion         Reason = "LowerVersion"
 	ReasonLowerPriorityCatalog Reason = "LowerPriorityCatalog"
+	// ReasonDeprecated: the catalog deprecates the bundle (or its channel or package) and a candidate it does not
+	// deprecate is chosen instead.
+	ReasonDeprecated Reason = "Deprecated"
 )
 
 // Candidate is one bundle considered by Resolve.
@@ -59,6 +63,8 @@ type Candidate struct {
 	Reason Reason
 	// Detail explains the reason to a person.
 	Detail string
+	// Deprecated is what its catalog deprecates of it, its channel and its package.
+	Deprecated deprecation.Verdict
 }
 
 // Result is the outcome of Resolve: the chosen bundle (nil when nothing fits, e.g. already at the newest version)
@@ -74,6 +80,9 @@ type Result struct {
 	Path []string
 	// Candidates are all candidates, chosen first, then in catalog order and highest version first.
 	Candidates []Candidate
+	// Deprecated is what the catalogs deprecate of the installed bundle (From) or, with nothing installed, the
+	// chosen one, of the channel and of the package.
+	Deprecated deprecation.Verdict
 }
 
 // Errors returned by Resolve for requests that cannot be resolved at all.
@@ -121,11 +130,12 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 	}
 	res.Candidates = q.candidates(all, pkgs, channels)
 	best := pick(res.Candidates)
+	res.Deprecated = ix.deprecated(pkgs, q.channel, req.FromName, q.from, req.From != "", res.Candidates, best)
 	if best < 0 {
 		return res, nil
 	}
 	// Chosen first, the others keep their order.
-	res.Candidates[best].Detail = chosenDetail(req)
+	res.Candidates[best].Detail = chosenDetail(req) + deprecatedDetail(res.Candidates[best].Deprecated)
 	chosen := res.Candidates[best]
 	copy(res.Candidates[1:best+1], res.Candidates[:best])
 	res.Candidates[0] = chosen
@@ -210,6 +220,7 @@ func (q query) candidates(all, pkgs []*Package, channels []*Channel) []Candidate
 				c.Entry = ch.Entry(b.Name)
 			}
 			c.Reason, c.Detail = q.filter(p, b, c.Entry, q.selected(p.Catalog))
+			c.Deprecated = p.Deprecations.Of(q.channel, b.Name)
 			out = append(out, c)
 		}
 		for _, r := range p.Rejected {
@@ -255,7 +266,7 @@ func (q query) filter(p *Package, b *bundle.Bundle, entry *Entry, catalogSelecte
 func pick(cands []Candidate) int {
 	best := -1
 	for i, c := range cands {
-		if c.Reason == "" && (best < 0 || c.Version.GT(cands[best].Version)) {
+		if c.Reason == "" && (best < 0 || preferred(c, cands[best])) {
 			best = i
 		}
 	}
@@ -267,6 +278,8 @@ func pick(cands []Candidate) int {
 		c := &cands[i]
 		switch {
 		case i == best || c.Reason != "":
+		case c.Deprecated.Deprecated() && !chosen.Deprecated.Deprecated():
+			c.Reason, c.Detail = ReasonDeprecated, c.Deprecated.Message()+"; "+chosen.Name+", which is not deprecated, is preferred"
 		case c.Version.LT(chosen.Version):
 			c.Reason, c.Detail = ReasonLowerVersion, "lower than the chosen version"
 		default:
@@ -275,6 +288,45 @@ func pick(cands []Candidate) int {
 	}
 	chosen.Reason = ReasonChosen
 	return best
+}
+
+// preferred says whether candidate a is preferred to b: one the catalog does not deprecate over one it does, then
+// the higher version.
+func preferred(a, b Candidate) bool {
+	if a.Deprecated.Deprecated() != b.Deprecated.Deprecated() {
+		return !a.Deprecated.Deprecated()
+	}
+	return a.Version.GT(b.Version)
+}
+
+// deprecatedDetail is the note a chosen candidate's detail gets when every candidate that fits is deprecated.
+func deprecatedDetail(v deprecation.Verdict) string {
+	if !v.Deprecated() {
+		return ""
+	}
+	return " (every candidate that fits is deprecated: " + v.Message() + ")"
+}
+
+// deprecated is what the selected packages deprecate of the installed bundle, or with nothing installed of the
+// chosen bundle (best, -1 for none), on channel: the first catalog that deprecates anything, in priority order.
+func (ix *Index) deprecated(pkgs []*Package, channel, fromName string, from semver.Version, installed bool, cands []Candidate, best int) deprecation.Verdict {
+	name := ""
+	switch {
+	case installed && fromName != "":
+		name = fromName
+	case installed:
+		if b := ix.BundleVersion(pkgs[0].Name, from); b != nil {
+			name = b.Name
+		}
+	case best >= 0:
+		name = cands[best].Name
+	}
+	for _, p := range pkgs {
+		if v := p.Deprecations.Of(channel, name); v.Deprecated() {
+			return v
+		}
+	}
+	return nil
 }
 
 // reachability is the result of a breadth-first walk over successor edges from the installed bundle.
@@ -405,6 +457,9 @@ func (r Result) Explain() string {
 		if len(r.Path) > 1 {
 			fmt.Fprintf(&sb, "upgrade path: %s\n", strings.Join(r.Path, " -> "))
 		}
+	}
+	if r.Deprecated.Deprecated() {
+		fmt.Fprintf(&sb, "deprecated: %s\n", r.Deprecated.Message())
 	}
 	others := 0
 	for _, c := range r.Candidates {

@@ -77,6 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	resolved(&st, at, installed, res, err)
 	report(&st, at, installed, res, err == nil)
+	setUpgradePreview(&st, r.Registry.Index(), at.Spec.Package, installed, res)
 	if werr := r.writeStatus(ctx, at, st); werr != nil {
 		return ctrl.Result{}, werr
 	}
@@ -145,7 +146,8 @@ func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, 
 		st.AvailableUpgrade = res.Chosen.Version.String()
 		if at.Spec.Approval == operatorsv1alpha1.ApprovalManual && at.Spec.ApprovedVersion != st.AvailableUpgrade {
 			set(st, at, operatorsv1alpha1.ConditionUpgradeAvailable, metav1.ConditionTrue, operatorsv1alpha1.ReasonAwaitingApproval,
-				fmt.Sprintf("%s %s is available; set spec.approvedVersion: %s to upgrade", res.Chosen.Name, st.AvailableUpgrade, st.AvailableUpgrade))
+				fmt.Sprintf("%s %s is available; status.upgradePreview shows what it changes; set spec.approvedVersion: %s to upgrade",
+					res.Chosen.Name, st.AvailableUpgrade, st.AvailableUpgrade))
 		} else {
 			set(st, at, operatorsv1alpha1.ConditionUpgradeAvailable, metav1.ConditionTrue, operatorsv1alpha1.ReasonUpgradePending,
 				fmt.Sprintf("upgrading to %s %s", res.Chosen.Name, st.AvailableUpgrade))
