@@ -78,6 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	resolved(&st, at, installed, res, err)
 	report(&st, at, installed, res, err == nil)
 	setUpgradePreview(&st, r.Registry.Index(), at.Spec.Package, installed, res)
+	setDeprecated(&st, at, res.Deprecated, err == nil)
 	if werr := r.writeStatus(ctx, at, st); werr != nil {
 		return ctrl.Result{}, werr
 	}
