@@ -82,6 +82,15 @@ func (v Verdict) Message() string {
 	return strings.Join(parts, "; ")
 }
 
+// ChosenNote is what the resolver adds to a chosen candidate's detail when it is deprecated (every candidate
+// that fits is, or it would not be chosen); "" when it is not.
+func (v Verdict) ChosenNote() string {
+	if !v.Deprecated() {
+		return ""
+	}
+	return " (every candidate that fits is deprecated: " + v.Message() + ")"
+}
+
 // Index reads the olm.deprecations documents of one catalog into a Set per package. An entry whose reference is
 // not an olm.package, olm.channel or olm.bundle, or names nothing, is a problem and ignored; a package's
 // deprecations may be split over several documents. A message defaults to "deprecated".

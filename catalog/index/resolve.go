@@ -119,8 +119,8 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 	}
 
 	// Installed bundle name and the successors reachable from it.
+	fromName := req.FromName
 	if req.From != "" {
-		fromName := req.FromName
 		if fromName == "" {
 			if b := ix.BundleVersion(req.Package, q.from); b != nil {
 				fromName = b.Name
@@ -130,12 +130,15 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 	}
 	res.Candidates = q.candidates(all, pkgs, channels)
 	best := pick(res.Candidates)
-	res.Deprecated = ix.deprecated(pkgs, q.channel, req.FromName, q.from, req.From != "", res.Candidates, best)
+	if req.From == "" && best >= 0 {
+		fromName = res.Candidates[best].Name // what the Deprecated verdict is about: installed, else chosen
+	}
+	res.Deprecated = deprecated(pkgs, q.channel, fromName)
 	if best < 0 {
 		return res, nil
 	}
 	// Chosen first, the others keep their order.
-	res.Candidates[best].Detail = chosenDetail(req) + deprecatedDetail(res.Candidates[best].Deprecated)
+	res.Candidates[best].Detail = chosenDetail(req) + res.Candidates[best].Deprecated.ChosenNote()
 	chosen := res.Candidates[best]
 	copy(res.Candidates[1:best+1], res.Candidates[:best])
 	res.Candidates[0] = chosen
@@ -290,8 +293,7 @@ func pick(cands []Candidate) int {
 	return best
 }
 
-// preferred says whether candidate a is preferred to b: one the catalog does not deprecate over one it does, then
-// the higher version.
+// preferred says whether candidate a is preferred to b: one the catalog does not deprecate, then the higher version.
 func preferred(a, b Candidate) bool {
 	if a.Deprecated.Deprecated() != b.Deprecated.Deprecated() {
 		return !a.Deprecated.Deprecated()
@@ -299,28 +301,8 @@ func preferred(a, b Candidate) bool {
 	return a.Version.GT(b.Version)
 }
 
-// deprecatedDetail is the note a chosen candidate's detail gets when every candidate that fits is deprecated.
-func deprecatedDetail(v deprecation.Verdict) string {
-	if !v.Deprecated() {
-		return ""
-	}
-	return " (every candidate that fits is deprecated: " + v.Message() + ")"
-}
-
-// deprecated is what the selected packages deprecate of the installed bundle, or with nothing installed of the
-// chosen bundle (best, -1 for none), on channel: the first catalog that deprecates anything, in priority order.
-func (ix *Index) deprecated(pkgs []*Package, channel, fromName string, from semver.Version, installed bool, cands []Candidate, best int) deprecation.Verdict {
-	name := ""
-	switch {
-	case installed && fromName != "":
-		name = fromName
-	case installed:
-		if b := ix.BundleVersion(pkgs[0].Name, from); b != nil {
-			name = b.Name
-		}
-	case best >= 0:
-		name = cands[best].Name
-	}
+// deprecated is what the first selected catalog that deprecates anything of the bundle name on channel deprecates.
+func deprecated(pkgs []*Package, channel, name string) deprecation.Verdict {
 	for _, p := range pkgs {
 		if v := p.Deprecations.Of(channel, name); v.Deprecated() {
 			return v

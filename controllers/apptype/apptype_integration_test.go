@@ -3,6 +3,7 @@ package apptype_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/fbc"
@@ -111,6 +113,19 @@ func TestManualApprovalShowsThePreviewAndDeprecation(t *testing.T) {
 	if len(p.RBACRules) != 0 || len(p.Webhooks) != 0 {
 		t.Errorf("preview RBAC rules %+v, webhooks %+v: none change", p.RBACRules, p.Webhooks)
 	}
+	// kubectl get shows the summary in the Preview column; the status holds the preview itself.
+	bin, err := localkube.BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(bin, "kubectl"), "--kubeconfig", cp.KubeconfigPath, "get", "apptype", "-n", ns).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "PREVIEW") || !strings.Contains(string(out), "~1 Deployment (image), ~1 CRD, 0 refused") {
+		t.Errorf("kubectl get apptype: %v\n%s", err, out)
+	}
+	preview, _ := yaml.Marshal(at.Status.UpgradePreview)
+	deprecated, _ := yaml.Marshal(apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionDeprecated))
+	t.Logf("kubectl get apptype -n %s:\n%s\nstatus.upgradePreview:\n%s\nDeprecated condition:\n%s", ns, out, preview, deprecated)
+
 	// Approving is naming the previewed version; the upgrade is then under way (the upgradetrigger loop's).
 	at.Spec.ApprovedVersion = p.To
 	if err := c.Update(t.Context(), at); err != nil {
