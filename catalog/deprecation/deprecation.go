@@ -6,6 +6,7 @@ package deprecation
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
@@ -117,6 +118,33 @@ func Index(docs []Doc) (map[string]*Set, []bundle.Problem) {
 		}
 	}
 	return out, problems
+}
+
+// Docs renders s as the olm.deprecations document of package pkg (none when s deprecates nothing), entries in a
+// stable order: the package, then channels and bundles by name.
+func (s *Set) Docs(pkg string) []declcfg.Deprecation {
+	if s == nil || (s.Package == "" && len(s.Channels) == 0 && len(s.Bundles) == 0) {
+		return nil
+	}
+	d := declcfg.Deprecation{Schema: declcfg.SchemaDeprecation, Package: pkg}
+	if s.Package != "" {
+		d.Entries = append(d.Entries, declcfg.DeprecationEntry{Reference: declcfg.PackageScopedReference{Schema: declcfg.SchemaPackage}, Message: s.Package})
+	}
+	for _, schema := range []string{declcfg.SchemaChannel, declcfg.SchemaBundle} {
+		m := s.Channels
+		if schema == declcfg.SchemaBundle {
+			m = s.Bundles
+		}
+		names := make([]string, 0, len(m))
+		for n := range m {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			d.Entries = append(d.Entries, declcfg.DeprecationEntry{Reference: declcfg.PackageScopedReference{Schema: schema, Name: n}, Message: m[n]})
+		}
+	}
+	return []declcfg.Deprecation{d}
 }
 
 // add adds one entry, or says why it cannot.

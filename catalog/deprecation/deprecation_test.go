@@ -39,3 +39,19 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsReadBack: what Docs renders, Index reads back the same.
+func TestDocsReadBack(t *testing.T) {
+	s := &Set{Package: "gone", Channels: map[string]string{"b": "2", "a": "1"}, Bundles: map[string]string{"p.v1": "x"}}
+	docs := s.Docs("p")
+	if len(docs) != 1 || len(docs[0].Entries) != 4 || docs[0].Entries[1].Reference.Name != "a" || docs[0].Schema != declcfg.SchemaDeprecation {
+		t.Fatalf("Docs = %+v", docs)
+	}
+	back, problems := Index([]Doc{{Deprecation: docs[0]}})
+	if len(problems) > 0 || back["p"].Of("b", "p.v1").Message() != s.Of("b", "p.v1").Message() {
+		t.Errorf("read back %+v (%v)", back["p"], problems)
+	}
+	if (&Set{}).Docs("p") != nil || (*Set)(nil).Docs("p") != nil {
+		t.Error("an empty set renders a document")
+	}
+}

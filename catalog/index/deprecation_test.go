@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -115,6 +116,15 @@ entries:
 	}
 	if res.Chosen == nil || res.Chosen.Name != "konnect-operator.v1.1.0" {
 		t.Fatalf("want konnect-operator.v1.1.0 (1.2.0 is deprecated):\n%s", res.Explain())
+	}
+	// Rendering the catalog (catalog render, catalog push) keeps the deprecations.
+	var rendered bytes.Buffer
+	if err := ix.WriteCatalog("", "json", &rendered); err != nil {
+		t.Fatal(err)
+	}
+	again, err := New(Catalog{Name: "dir", Contents: fbc.Load(&rendered, "rendered.json")}).Resolve(Request{Package: "konnect-operator", From: "1.0.0"})
+	if err != nil || again.Explain() != res.Explain() {
+		t.Errorf("the rendered catalog resolves otherwise (%v):\n%s\nwant:\n%s", err, again.Explain(), res.Explain())
 	}
 	if !strings.Contains(res.Explain(), "konnect-operator.v1.2.0 (1.2.0) [dir]: Deprecated: bundle konnect-operator.v1.2.0 deprecated: konnect-operator 1.2.0 is withdrawn; use 1.1.0") {
 		t.Errorf("the explanation does not say 1.2.0 is deprecated:\n%s", res.Explain())
