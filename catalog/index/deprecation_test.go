@@ -118,6 +118,13 @@ entries:
 		t.Fatalf("want konnect-operator.v1.1.0 (1.2.0 is deprecated):\n%s", res.Explain())
 	}
 	// Rendering the catalog (catalog render, catalog push) keeps the deprecations.
+	cfg, err := ix.DeclarativeConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Deprecations) != 1 || len(cfg.Deprecations[0].Entries) != 1 {
+		t.Errorf("DeclarativeConfig's deprecations %+v; want the one document", cfg.Deprecations)
+	}
 	var rendered bytes.Buffer
 	if err := ix.WriteCatalog("", "json", &rendered); err != nil {
 		t.Fatal(err)
