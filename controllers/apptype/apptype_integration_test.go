@@ -37,26 +37,38 @@ func TestMain(m *testing.M) {
 
 // konnectCatalog is a directory catalog of the Konnect operator's bundles 1.0.0 and 1.1.0 with an olm.deprecations
 // document beside them that deprecates 1.0.0, registered as a catalog of ALM's namespace.
-func konnectCatalog(t *testing.T) *registry.Registry {
+func konnectCatalog(t *testing.T) (*registry.Registry, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for _, v := range []string{"1.0.0", "1.1.0"} {
-		if err := os.CopyFS(filepath.Join(dir, "konnect-operator", v), os.DirFS(filepath.Join("..", "..", "bundles", "konnect-operator", v))); err != nil {
-			t.Fatal(err)
-		}
+		addBundle(t, dir, v)
 	}
 	deprecations := "schema: olm.deprecations\npackage: konnect-operator\nentries:\n" +
 		"- reference: {schema: olm.bundle, name: konnect-operator.v1.0.0}\n  message: 1.0.0 has a known bug; upgrade to 1.1.0\n"
 	if err := os.WriteFile(filepath.Join(dir, "konnect-operator", "deprecations.yaml"), []byte(deprecations), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	reg := registry.New()
+	load(t, reg, dir, "v1")
+	return reg, dir
+}
+
+// addBundle copies the Konnect operator's bundle of version v into the catalog directory.
+func addBundle(t *testing.T, dir, v string) {
+	t.Helper()
+	if err := os.CopyFS(filepath.Join(dir, "konnect-operator", v), os.DirFS(filepath.Join("..", "..", "bundles", "konnect-operator", v))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// load (re)loads the catalog directory as the catalog alm-system/konnect.
+func load(t *testing.T, reg *registry.Registry, dir, digest string) {
+	t.Helper()
 	contents, err := fbc.LoadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := registry.New()
-	reg.Set(types.NamespacedName{Namespace: almNamespace, Name: "konnect"}, 0, contents, "v1")
-	return reg
+	reg.Set(types.NamespacedName{Namespace: almNamespace, Name: "konnect"}, 0, contents, digest)
 }
 
 // installed creates the OperatorVersion of the catalog's 1.0.0 in ns, Succeeded, as if the install loop had run.
@@ -85,7 +97,7 @@ func installed(t *testing.T, c client.Client, reg *registry.Registry, ns string)
 // the catalog's message.
 func TestManualApprovalShowsThePreviewAndDeprecation(t *testing.T) {
 	c := harness.Client(t, cp)
-	reg := konnectCatalog(t)
+	reg, dir := konnectCatalog(t)
 	harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
 		return (&apptype.Reconciler{Client: mgr.GetClient(), Registry: reg, Namespace: almNamespace}).SetupWithManager(mgr)
 	})
@@ -96,7 +108,7 @@ func TestManualApprovalShowsThePreviewAndDeprecation(t *testing.T) {
 	if err := c.Create(t.Context(), at); err != nil {
 		t.Fatal(err)
 	}
-	harness.Eventually(t, 60*time.Second, func() error {
+	harness.Eventually(t, 20*time.Second, func() error {
 		if err := c.Get(t.Context(), client.ObjectKeyFromObject(at), at); err != nil {
 			return err
 		}
@@ -138,6 +150,26 @@ func TestManualApprovalShowsThePreviewAndDeprecation(t *testing.T) {
 		cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionUpgradeAvailable)
 		if cond == nil || cond.Reason != operatorsv1alpha1.ReasonUpgradePending || at.Status.UpgradePreview == nil || at.Status.UpgradePreview.To != "1.1.0" {
 			return fmt.Errorf("after approving 1.1.0: UpgradeAvailable %+v, preview %+v", cond, at.Status.UpgradePreview)
+		}
+		return nil
+	})
+	// Before the upgrade starts, the catalog offers 1.2.0 instead: the preview follows the offer, and approving
+	// 1.1.0 does not approve it.
+	addBundle(t, dir, "1.2.0")
+	load(t, reg, dir, "v2")
+	at.Annotations = map[string]string{"test": "catalog changed"} // the CatalogSource watch's part, which this test has no loop for
+	if err := c.Update(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 20*time.Second, func() error {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(at), at); err != nil {
+			return err
+		}
+		cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionUpgradeAvailable)
+		p := at.Status.UpgradePreview
+		if at.Status.AvailableUpgrade != "1.2.0" || p == nil || p.From != "1.0.0" || p.To != "1.2.0" || !strings.Contains(p.Summary, "(args, image)") ||
+			cond == nil || cond.Reason != operatorsv1alpha1.ReasonAwaitingApproval {
+			return fmt.Errorf("with 1.2.0 offered: availableUpgrade %q, preview %+v, UpgradeAvailable %+v", at.Status.AvailableUpgrade, p, cond)
 		}
 		return nil
 	})
