@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,22 +16,26 @@ import (
 )
 
 func newBundleDiffCommand() *cobra.Command {
-	return &cobra.Command{
+	var img imageFlags
+	cmd := &cobra.Command{
 		Use:   "diff OLD NEW",
-		Short: "Preview what upgrading from bundle directory OLD to NEW would change",
+		Short: "Preview what upgrading from bundle OLD to NEW (directories or bundle images) would change",
 		Long: "Compare two registry+v1 bundle directories as an upgrade from OLD to NEW, offline: objects added, changed\n" +
 			"and removed (for a Deployment, its containers' images, args and env), RBAC rules granted and revoked with\n" +
 			"the ones ALM's policy refuses by default, CRD changes with the upgrade-safety verdict, and webhooks. It is\n" +
 			"the preview an AppType's status.upgradePreview shows. Exit code 0 when nothing would be refused, 3 when\n" +
-			"something would (a change that needs an opt-in annotation, or an unsafe CRD update), 1 on errors.",
-		Example: "  almctl bundle diff bundles/konnect-operator/1.0.0 bundles/konnect-operator/1.1.0",
-		Args:    cobra.ExactArgs(2),
+			"something would (a change that needs an opt-in annotation, or an unsafe CRD update), 1 on errors.\n" +
+			"OLD and NEW may be bundle images (a reference with its registry host that is not an existing path): they\n" +
+			"are pulled by digest with docker's credentials, as `bundle push` pushes them.",
+		Example: "  almctl bundle diff bundles/konnect-operator/1.0.0 bundles/konnect-operator/1.1.0\n" +
+			"  almctl bundle diff registry.example/bundles/konnect-operator:1.0.0 registry.example/bundles/konnect-operator:1.1.0",
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			older, oldName, oldVersion, err := loadManifests(cmd, args[0])
+			older, oldName, oldVersion, err := img.loadManifests(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			newer, _, newVersion, err := loadManifests(cmd, args[1])
+			newer, _, newVersion, err := img.loadManifests(cmd, args[1])
 			if err != nil {
 				return err
 			}
@@ -41,20 +47,52 @@ func newBundleDiffCommand() *cobra.Command {
 			return nil
 		},
 	}
+	img.register(cmd.Flags())
+	return cmd
 }
 
-// loadManifests loads a bundle directory's manifests, printing its problems when it has errors.
-func loadManifests(cmd *cobra.Command, dir string) (*bundle.Manifests, string, string, error) {
-	b, problems := bundle.Load(dir)
+// loadManifests loads a bundle's manifests from a directory, or from a bundle image pulled by digest into a
+// temporary directory; it prints the bundle's problems when it has errors.
+func (f *imageFlags) loadManifests(cmd *cobra.Command, arg string) (*bundle.Manifests, string, string, error) {
+	dir := arg
+	if _, err := os.Stat(arg); err != nil && isImageRef(arg) {
+		if dir, err = f.pullBundle(cmd.Context(), arg); err != nil {
+			return nil, "", "", err
+		}
+		defer os.RemoveAll(filepath.Dir(dir))
+	}
+	b, problems := bundle.LoadInMemory(dir, arg)
 	if b == nil || bundle.HasErrors(problems) {
 		printProblems(cmd.ErrOrStderr(), problems)
-		return nil, "", "", &exitError{code: 1, msg: dir + ": not a valid bundle"}
+		return nil, "", "", &exitError{code: 1, msg: arg + ": not a valid bundle"}
 	}
 	m, err := b.Manifests()
 	if err != nil {
 		return nil, "", "", &exitError{code: 1, msg: err.Error()}
 	}
 	return m, b.Package, b.Version.String(), nil
+}
+
+// pullBundle pulls a bundle image by digest into a new temporary directory and returns the bundle directory in it.
+func (f *imageFlags) pullBundle(ctx context.Context, ref string) (string, error) {
+	c, err := f.client()
+	if err != nil {
+		return "", err
+	}
+	digest, err := c.Digest(ctx, ref)
+	if err != nil {
+		return "", imageError(ref, err)
+	}
+	tmp, err := os.MkdirTemp("", "almctl-bundle-")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(tmp, "bundle")
+	if _, err := c.PullBundle(ctx, ref, digest, dir); err != nil {
+		_ = os.RemoveAll(tmp)
+		return "", imageError(ref, err)
+	}
+	return dir, nil
 }
 
 func newUpgradeCommand() *cobra.Command {

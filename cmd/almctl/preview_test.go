@@ -73,3 +73,19 @@ func TestResolveShowsDeprecations(t *testing.T) {
 		}
 	}
 }
+
+// TestBundleDiffOfImages: bundle images pushed from the same directories give the same preview.
+func TestBundleDiffOfImages(t *testing.T) {
+	reg := newRegistry(t, nil)
+	var refs []string
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		refs = append(refs, mustRun(t, noCredentials(t), "bundle", "push", "--insecure", konnect+"/"+v, reg.ref("bundles/konnect-operator:"+v)))
+	}
+	stdout, stderr, code := run(t, noCredentials(t), "bundle", "diff", "--insecure", reg.ref("bundles/konnect-operator:1.0.0"), refs[1])
+	if code != 0 || stdout != konnectPreview {
+		t.Fatalf("bundle diff of images: exit %d\n%s\nwant:\n%s\n%s", code, stdout, konnectPreview, stderr)
+	}
+	if _, stderr, code := run(t, noCredentials(t), "bundle", "diff", "--insecure", refs[0], reg.ref("bundles/nothing:1.0.0")); code != 1 || !strings.Contains(stderr, "bundles/nothing:1.0.0") {
+		t.Errorf("bundle diff with a missing image: exit %d, %s", code, stderr)
+	}
+}
