@@ -21,6 +21,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
+	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
@@ -34,6 +35,10 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Namespace is ALM's own namespace, whose CatalogSources serve every namespace.
 	Namespace string
+	// Bundles pulls the bundle images of bundles a catalog lists only by image, for the upgrade preview (nil: their
+	// preview is unavailable); Reader reads the pull Secrets of their CatalogSources (default: Client).
+	Bundles *bundlecontent.Source
+	Reader  client.Reader
 	// VersionFinalizers are the finalizers the OperatorVersions it creates carry from the start (loops.Options).
 	VersionFinalizers []string
 	// writes remembers the loop's own status writes, so that a cached AppType that does not show the last one yet
@@ -77,7 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	resolved(&st, at, installed, res, err)
 	report(&st, at, installed, res, err == nil)
-	setUpgradePreview(&st, r.Registry.Index(), at.Spec.Package, installed, res)
+	setUpgradePreview(&st, r.Registry.Index(), at.Spec.Package, installed, res, r.manifests(ctx))
 	setDeprecated(&st, at, res.Deprecated, err == nil)
 	if werr := r.writeStatus(ctx, at, st); werr != nil {
 		return ctrl.Result{}, werr
