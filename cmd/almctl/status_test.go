@@ -86,7 +86,8 @@ func TestPublishCreatesSourceAndStatusExplains(t *testing.T) {
 	}
 	stdout, stderr, code = run(t, env, "status", "shop", "-n", ns)
 	t.Logf("almctl status shop -n %s:\n%s", ns, stdout)
-	for _, w := range []string{"Installed: shop.v1.0.0 (1.0.0), phase Succeeded", "Upgrade:   1.1.0", "Catalog:   " + ns + "/ops: Ready=True",
+	for _, w := range []string{"Installed: shop.v1.0.0 (1.0.0), phase Succeeded", "Upgrade:   1.1.0",
+		"Preview:   ~1 Deployment (image), ~1 object, 0 refused (almctl upgrade preview shop -n " + ns + " lists the changes)", "Catalog:   " + ns + "/ops: Ready=True",
 		"shop.v1.1.0", "OperatorVersion/shop.v1.0.0", "Deployment.apps", "shop-operator", "Recent events:"} {
 		if code != 0 || !strings.Contains(stdout, w) {
 			t.Fatalf("status shop: exit %d, output lacks %q\n%s\n%s", code, w, stdout, stderr)
