@@ -1,10 +1,18 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/bundlediff"
+	"github.com/almproject/alm/test/harness"
 )
 
 const konnect = "../../bundles/konnect-operator"
@@ -87,5 +95,49 @@ func TestBundleDiffOfImages(t *testing.T) {
 	}
 	if _, stderr, code := run(t, noCredentials(t), "bundle", "diff", "--insecure", refs[0], reg.ref("bundles/nothing:1.0.0")); code != 1 || !strings.Contains(stderr, "bundles/nothing:1.0.0") {
 		t.Errorf("bundle diff with a missing image: exit %d, %s", code, stderr)
+	}
+}
+
+// TestUpgradePreviewOfKonnect: `almctl upgrade preview` of an AppType whose status holds the Konnect operator's
+// 1.0.0 -> 1.1.0 preview (as the AppType loop writes it) prints it and how to approve it, as the README shows.
+func TestUpgradePreviewOfKonnect(t *testing.T) {
+	c := harness.Client(t, cp)
+	harness.EnsureNamespace(t, c, "konnect-system")
+	at := &almv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: "konnect-system", Name: "konnect"},
+		Spec: almv1alpha1.AppTypeSpec{Package: "konnect-operator", Approval: almv1alpha1.ApprovalManual}}
+	if err := c.Create(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), at) })
+	var manifests []*bundle.Manifests
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		b, problems := bundle.Load(konnect + "/" + v)
+		if b == nil {
+			t.Fatal(problems)
+		}
+		m, err := b.Manifests()
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifests = append(manifests, m)
+	}
+	at.Status = almv1alpha1.AppTypeStatus{InstalledVersion: "1.0.0", AvailableUpgrade: "1.1.0",
+		UpgradePreview: bundlediff.Diff(manifests[0], manifests[1]).Preview("1.0.0", "1.1.0")}
+	if err := c.Status().Update(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"KUBECONFIG=" + cp.KubeconfigPath}
+	want := konnectPreview + "\napprove it: kubectl -n konnect-system patch apptype konnect --type merge -p '{\"spec\":{\"approvedVersion\":\"1.1.0\"}}'\n"
+	stdout, stderr, code := run(t, env, "upgrade", "preview", "konnect", "-n", "konnect-system")
+	if code != 0 || stdout != want {
+		t.Fatalf("upgrade preview: exit %d\n%s\nwant:\n%s\n%s", code, stdout, want, stderr)
+	}
+	// Approved: the same preview, no hint.
+	at.Spec.ApprovedVersion = "1.1.0"
+	if err := c.Update(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, _, code := run(t, env, "upgrade", "preview", "konnect", "-n", "konnect-system"); code != 0 || stdout != konnectPreview {
+		t.Errorf("upgrade preview once approved: exit %d\n%s", code, stdout)
 	}
 }
