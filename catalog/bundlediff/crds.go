@@ -31,7 +31,7 @@ func diffCRDs(older, newer []*apiextv1.CustomResourceDefinition) []almv1alpha1.P
 		switch {
 		case !ok:
 			out = append(out, almv1alpha1.PreviewChange{Op: almv1alpha1.ChangeAdded, Kind: kindCRD, Name: n.Name,
-				Detail: "versions " + versionList(n)})
+				Detail: Clip("versions " + versionList(n))})
 		case !equality.Semantic.DeepEqual(o.Spec, n.Spec):
 			out = append(out, crdChange(o, n))
 		}
@@ -74,12 +74,12 @@ func crdChange(o, n *apiextv1.CustomResourceDefinition) almv1alpha1.PreviewChang
 	existing := o.DeepCopy()
 	existing.Status.StoredVersions = storageVersions(o)
 	if err := crdsafety.UpdateSafe(existing, n, nil); err != nil {
-		c.Refused = clip(err.Error())
+		c.Refused = Clip(err.Error())
 		parts = append(parts, "unsafe")
 	} else {
 		parts = append(parts, "safe: keeps stored version "+strings.Join(existing.Status.StoredVersions, ", "))
 	}
-	c.Detail = clip(strings.Join(parts, "; "))
+	c.Detail = Clip(strings.Join(parts, "; "))
 	return c
 }
 
@@ -156,7 +156,7 @@ func webhookDetail(w opv1alpha1.WebhookDescription) string {
 		path = *w.WebhookPath
 	}
 	if w.Type == opv1alpha1.ConversionWebhook {
-		return fmt.Sprintf("served by Deployment %s at %s, converts %s", w.DeploymentName, path, strings.Join(w.ConversionCRDs, ", "))
+		return Clip(fmt.Sprintf("served by Deployment %s at %s, converts %s", w.DeploymentName, path, strings.Join(w.ConversionCRDs, ", ")))
 	}
 	var rules []string
 	for _, r := range w.Rules {
@@ -166,5 +166,5 @@ func webhookDetail(w opv1alpha1.WebhookDescription) string {
 		}
 		rules = append(rules, strings.Join(ops, ",")+" "+strings.Join(r.Resources, ","))
 	}
-	return clip(fmt.Sprintf("served by Deployment %s at %s, rules %s", w.DeploymentName, path, strings.Join(rules, "; ")))
+	return Clip(fmt.Sprintf("served by Deployment %s at %s, rules %s", w.DeploymentName, path, strings.Join(rules, "; ")))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -196,5 +197,13 @@ func TestPreviewIsBounded(t *testing.T) {
 	Write(&out, "op", p)
 	if !strings.Contains(out.String(), "and 5 more") || !strings.Contains(out.String(), "REFUSED: rbac-escalation") {
 		t.Errorf("Write:\n%s", out.String())
+	}
+}
+
+func TestClip(t *testing.T) {
+	long := strings.Repeat("é", 600) // 1200 bytes
+	got := Clip(long)
+	if len(got) > 1024 || !strings.HasSuffix(got, " …") || !utf8.ValidString(got) || Clip("short") != "short" {
+		t.Errorf("Clip: %d bytes, valid %v", len(got), utf8.ValidString(got))
 	}
 }

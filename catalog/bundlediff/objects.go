@@ -35,7 +35,7 @@ func objectsOf(m *bundle.Manifests) map[string]object {
 		for _, d := range s.DeploymentSpecs {
 			o := object{kind: "Deployment", name: d.Name, content: d.Spec}
 			if why := policy.PrivilegedPod(&d.Spec.Template.Spec); why != "" {
-				o.refused = policy.RulePrivilegedPod + ": " + why + "; " + policy.OptInHint(policy.RulePrivilegedPod)
+				o.refused = Clip(policy.RulePrivilegedPod + ": " + why + "; " + policy.OptInHint(policy.RulePrivilegedPod))
 			}
 			add(o)
 		}
@@ -81,7 +81,7 @@ func diffObjects(older, newer *bundle.Manifests) ([]almv1alpha1.PreviewChange, [
 			for _, a := range what {
 				aspects[a] = true
 			}
-			out = append(out, almv1alpha1.PreviewChange{Op: almv1alpha1.ChangeChanged, Kind: n.kind, Name: n.name, Detail: clip(detail), Refused: n.refused})
+			out = append(out, almv1alpha1.PreviewChange{Op: almv1alpha1.ChangeChanged, Kind: n.kind, Name: n.name, Detail: Clip(detail), Refused: n.refused})
 		case !equality.Semantic.DeepEqual(o.content, n.content):
 			out = append(out, almv1alpha1.PreviewChange{Op: almv1alpha1.ChangeChanged, Kind: n.kind, Name: n.name, Refused: n.refused})
 		}
@@ -214,11 +214,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// clip bounds a detail to what the status field holds.
-func clip(s string) string {
+// Clip bounds a detail or message to what an UpgradePreview's fields hold (1024 characters), cutting at a
+// character boundary.
+func Clip(s string) string {
 	const limit = 1000
 	if len(s) <= limit {
 		return s
 	}
-	return s[:limit] + " …"
+	return strings.ToValidUTF8(s[:limit], "") + " …"
 }

@@ -68,14 +68,14 @@ func diffRules(older, newer *bundle.Manifests) []almv1alpha1.PreviewChange {
 		if _, ok := before[key]; !ok {
 			g := after[key]
 			out = append(out, almv1alpha1.PreviewChange{Op: almv1alpha1.ChangeAdded, Kind: g.kind, Name: g.name, Scope: g.scope,
-				Detail: clip(describeRule(g.rule)), Refused: refusedRule(g.rule)})
+				Detail: Clip(describeRule(g.rule)), Refused: refusedRule(g.rule)})
 		}
 	}
 	for _, key := range sortedKeys(before) {
 		if _, ok := after[key]; !ok {
 			g := before[key]
 			out = append(out, almv1alpha1.PreviewChange{Op: almv1alpha1.ChangeRemoved, Kind: g.kind, Name: g.name, Scope: g.scope,
-				Detail: clip(describeRule(g.rule))})
+				Detail: Clip(describeRule(g.rule))})
 		}
 	}
 	return out

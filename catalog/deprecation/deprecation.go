@@ -24,6 +24,10 @@ const (
 	ScopePackage Scope = "package"
 )
 
+// MaxMessage is the longest deprecation message kept (in bytes); a longer one is cut, as it ends up in conditions and
+// resolution reasons of status.
+const MaxMessage = 512
+
 // Doc is an olm.deprecations document and the file it came from.
 type Doc struct {
 	declcfg.Deprecation
@@ -152,6 +156,9 @@ func (s *Set) add(e declcfg.DeprecationEntry) string {
 	msg := strings.TrimSpace(e.Message)
 	if msg == "" {
 		msg = "deprecated"
+	}
+	if len(msg) > MaxMessage {
+		msg = strings.ToValidUTF8(msg[:MaxMessage], "") + " …"
 	}
 	ref := e.Reference
 	switch {

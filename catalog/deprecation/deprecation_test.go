@@ -11,6 +11,14 @@ func entry(schema, name, msg string) declcfg.DeprecationEntry {
 	return declcfg.DeprecationEntry{Reference: declcfg.PackageScopedReference{Schema: schema, Name: name}, Message: msg}
 }
 
+func TestLongMessagesAreCut(t *testing.T) {
+	sets, _ := Index([]Doc{{Deprecation: declcfg.Deprecation{Package: "p", Entries: []declcfg.DeprecationEntry{
+		entry(declcfg.SchemaPackage, "", strings.Repeat("x", 100000))}}}})
+	if got := sets["p"].Package; len(got) > MaxMessage+len(" …") || !strings.HasSuffix(got, " …") {
+		t.Errorf("message of %d bytes kept", len(got))
+	}
+}
+
 func TestOf(t *testing.T) {
 	sets, problems := Index([]Doc{
 		{Deprecation: declcfg.Deprecation{Package: "p", Entries: []declcfg.DeprecationEntry{

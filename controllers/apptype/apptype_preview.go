@@ -59,7 +59,8 @@ func previewStale(p *operatorsv1alpha1.UpgradePreview, from, to string) bool {
 // computePreview diffs the installed bundle against the offered one; a preview that cannot be computed says why.
 func computePreview(installed, offered *bundle.Bundle, from, to string, manifests manifestsFunc) *operatorsv1alpha1.UpgradePreview {
 	unavailable := func(format string, args ...any) *operatorsv1alpha1.UpgradePreview {
-		return &operatorsv1alpha1.UpgradePreview{From: from, To: to, Summary: "preview unavailable", Error: fmt.Sprintf(format, args...)}
+		return &operatorsv1alpha1.UpgradePreview{From: from, To: to, Summary: "preview unavailable",
+			Error: bundlediff.Clip(fmt.Sprintf(format, args...))}
 	}
 	if installed == nil {
 		return unavailable("the installed version %s is no longer in any catalog", from)
