@@ -15,6 +15,7 @@ import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
@@ -30,6 +31,7 @@ type b struct {
 	crds    []*apiextv1.CustomResourceDefinition
 	hooks   []opv1alpha1.WebhookDescription
 	objects []*unstructured.Unstructured
+	sc      *corev1.SecurityContext
 }
 
 func base() b {
@@ -41,7 +43,7 @@ func base() b {
 
 func (x b) manifests() *bundle.Manifests {
 	dep := appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
-		{Name: "manager", Image: x.image, Args: x.args, Env: x.env}}}}}
+		{Name: "manager", Image: x.image, Args: x.args, Env: x.env, SecurityContext: x.sc}}}}}
 	csv := &opv1alpha1.ClusterServiceVersion{Spec: opv1alpha1.ClusterServiceVersionSpec{
 		WebhookDefinitions: x.hooks,
 		InstallStrategy: opv1alpha1.NamedInstallStrategy{StrategySpec: opv1alpha1.StrategyDetailsDeployment{
@@ -136,6 +138,14 @@ func TestDiff(t *testing.T) {
 		{name: "webhooks", change: func(x *b) { x.hooks = []opv1alpha1.WebhookDescription{hook("all.example.com", true)} },
 			summary: "+1 webhook, 1 refused",
 			want:    []string{"Added ValidatingAdmissionWebhook all.example.com served by Deployment op at /validate, rules CREATE * !wildcard-webhook"}},
+		{name: "a privileged container is refused", change: func(x *b) { x.sc = &corev1.SecurityContext{Privileged: ptr.To(true)} },
+			summary: "~1 Deployment (spec), 1 refused",
+			want:    []string{"Changed Deployment op container manager: other fields !privileged-pod"}},
+		{name: "a binding to cluster-admin is refused", change: func(x *b) {
+			x.objects = []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+				"metadata": map[string]any{"name": "op-admin"}, "roleRef": map[string]any{"kind": "ClusterRole", "name": "cluster-admin"}}}}
+		}, summary: "+1 object, 1 refused",
+			want: []string{"Added ClusterRoleBinding op-admin !cluster-admin-binding"}},
 		{name: "objects", change: func(x *b) {
 			x.objects = []*unstructured.Unstructured{obj("Service", "op-metrics", nil),
 				obj("ConfigMap", "op-config", map[string]any{"data": map[string]any{"a": "2"}})}
