@@ -38,6 +38,10 @@ const (
 	AnnotationVersion = "operators.alm.dev/version"
 	// AnnotationDigest is "sha256:<hex>" of the uncompressed tar: equal content, equal digest.
 	AnnotationDigest = "operators.alm.dev/digest"
+	// DeprecationsKey is the data key of a catalog's deprecations ConfigMap: olm.deprecations documents (YAML or
+	// JSON), as a File-Based Catalog or a directory catalog's deprecations.yaml holds them. Such a ConfigMap carries
+	// the catalog label like the bundle ConfigMaps, and no bundle.
+	DeprecationsKey = "deprecations.yaml"
 	// MaxData is the most a ConfigMap's data and binaryData may hold together.
 	MaxData = 1 << 20
 )
@@ -194,7 +198,8 @@ func Decode(cm *corev1.ConfigMap) (*bundle.Bundle, []bundle.Problem) {
 }
 
 // Load decodes every bundle ConfigMap of a catalog (the caller lists them by the label
-// operators.alm.dev/catalog=<name>). Bad ConfigMaps become problems. The result is in ConfigMap name order.
+// operators.alm.dev/catalog=<name>) and the olm.deprecations of its deprecations ConfigMaps (DeprecationsKey). Bad
+// ConfigMaps become problems. The result is in ConfigMap name order.
 func Load(cms []corev1.ConfigMap) *fbc.Contents {
 	sorted := make([]*corev1.ConfigMap, len(cms))
 	for i := range cms {
@@ -203,6 +208,11 @@ func Load(cms []corev1.ConfigMap) *fbc.Contents {
 	sort.Slice(sorted, func(i, j int) bool { return Path(sorted[i]) < Path(sorted[j]) })
 	c := &fbc.Contents{}
 	for _, cm := range sorted {
+		if data, ok := cm.Data[DeprecationsKey]; ok && cm.BinaryData[Key] == nil {
+			docs := fbc.Load(strings.NewReader(data), Path(cm))
+			c.Deprecations, c.Problems = append(c.Deprecations, docs.Deprecations...), append(c.Problems, docs.Problems...)
+			continue
+		}
 		b, problems := Decode(cm)
 		if b != nil {
 			c.Bundles = append(c.Bundles, b)

@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/index"
 )
 
 func TestConfigMapRoundTrip(t *testing.T) {
@@ -96,5 +98,34 @@ func TestConfigMapName(t *testing.T) {
 	long := Name("c", strings.Repeat("x", 300))
 	if len(long) != 253 || long == Name("c", strings.Repeat("x", 299)+"y") {
 		t.Errorf("long names must be shortened uniquely: %d", len(long))
+	}
+}
+
+// TestDeprecationsConfigMap: a ConfigMap of the catalog with data deprecations.yaml brings its olm.deprecations; the
+// resolver then prefers the version it does not deprecate.
+func TestDeprecationsConfigMap(t *testing.T) {
+	var cms []corev1.ConfigMap
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		dir := "../../bundles/konnect-operator/" + v
+		b, problems := bundle.Load(dir)
+		if b == nil {
+			t.Fatal(problems)
+		}
+		cm, err := Encode(b, dir, "ops", "olm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cms = append(cms, *cm)
+	}
+	cms = append(cms, corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "olm", Name: "ops-deprecations"},
+		Data: map[string]string{DeprecationsKey: "schema: olm.deprecations\npackage: konnect-operator\nentries:\n" +
+			"- reference: {schema: olm.bundle, name: konnect-operator.v1.1.0}\n  message: withdrawn\n"}})
+	c := Load(cms)
+	if len(c.Bundles) != 2 || len(c.Deprecations) != 1 || len(c.Problems) > 0 {
+		t.Fatalf("Load: %d bundles, deprecations %+v, problems %v", len(c.Bundles), c.Deprecations, c.Problems)
+	}
+	res, err := index.New(index.Catalog{Name: "olm/ops", Contents: c}).Resolve(index.Request{Package: "konnect-operator"})
+	if err != nil || res.Chosen == nil || res.Chosen.Name != "konnect-operator.v1.0.0" {
+		t.Fatalf("resolved %v:\n%s", err, res.Explain())
 	}
 }

@@ -24,6 +24,7 @@ import (
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/deprecation"
 )
 
 // Contents is what one source holds before it is indexed: File-Based Catalog packages and channels, and bundles
@@ -33,6 +34,8 @@ type Contents struct {
 	Channels []ChannelDoc
 	Bundles  []*bundle.Bundle
 	Problems []bundle.Problem
+	// Deprecations are the olm.deprecations documents (deprecation.Index reads them).
+	Deprecations []deprecation.Doc
 }
 
 // PackageDoc is an olm.package document.
@@ -58,6 +61,7 @@ func (c *Contents) Add(other *Contents) {
 	c.Channels = append(c.Channels, other.Channels...)
 	c.Bundles = append(c.Bundles, other.Bundles...)
 	c.Problems = append(c.Problems, other.Problems...)
+	c.Deprecations = append(c.Deprecations, other.Deprecations...)
 }
 
 // LoadDir reads a catalog directory: every registry+v1 bundle directory in it (a directory with manifests/ or
@@ -169,14 +173,14 @@ func loadFBCFile(path string, opts LoadOptions) *Contents {
 
 // fbcDoc has the fields of every File-Based Catalog schema ALM reads; decoding into it reads a document once.
 type fbcDoc struct {
-	Schema         string                 `json:"schema"`
-	Name           string                 `json:"name"`
-	Package        string                 `json:"package"`
-	DefaultChannel string                 `json:"defaultChannel"`
-	Entries        []declcfg.ChannelEntry `json:"entries"`
-	Image          string                 `json:"image"`
-	Properties     []fbcProperty          `json:"properties"`
-	Kind           string                 `json:"kind"`
+	Schema         string          `json:"schema"`
+	Name           string          `json:"name"`
+	Package        string          `json:"package"`
+	DefaultChannel string          `json:"defaultChannel"`
+	Entries        json.RawMessage `json:"entries"` // olm.channel's and olm.deprecations' entries differ
+	Image          string          `json:"image"`
+	Properties     []fbcProperty   `json:"properties"`
+	Kind           string          `json:"kind"`
 }
 
 type fbcProperty struct {
@@ -194,8 +198,8 @@ const (
 	propCSVMetadata = "olm.csv.metadata"
 )
 
-// Load reads File-Based Catalog documents (JSON or YAML stream) from r; path names r in problems. Documents of
-// other schemas (e.g. olm.deprecations) are skipped; a document that does not parse ends the file with a problem,
+// Load reads File-Based Catalog documents (JSON or YAML stream) from r; path names r in problems: olm.package,
+// olm.channel, olm.bundle and olm.deprecations. Documents of other schemas are skipped; a document that does not parse ends the file with a problem,
 // keeping the documents before it.
 func Load(r io.Reader, path string) *Contents {
 	return LoadWith(r, path, LoadOptions{})
@@ -226,7 +230,19 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q without a name or package", d.Name))
 				continue
 			}
-			c.Channels = append(c.Channels, ChannelDoc{Package: d.Package, Name: d.Name, Entries: d.Entries, Path: path})
+			var entries []declcfg.ChannelEntry
+			if err := unmarshalEntries(d.Entries, &entries); err != nil {
+				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q: entries: %v", d.Name, err))
+				continue
+			}
+			c.Channels = append(c.Channels, ChannelDoc{Package: d.Package, Name: d.Name, Entries: entries, Path: path})
+		case declcfg.SchemaDeprecation:
+			dep := deprecation.Doc{Deprecation: declcfg.Deprecation{Schema: d.Schema, Package: d.Package}, Path: path}
+			if err := unmarshalEntries(d.Entries, &dep.Entries); err != nil {
+				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.deprecations of %q: entries: %v", d.Package, err))
+				continue
+			}
+			c.Deprecations = append(c.Deprecations, dep)
 		case declcfg.SchemaBundle:
 			b, p := bundleFromDoc(&d, path, opts)
 			if p != nil {
@@ -245,6 +261,14 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 			}
 		}
 	}
+}
+
+// unmarshalEntries decodes a document's entries; absent entries are none.
+func unmarshalEntries(raw json.RawMessage, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return json.Unmarshal(raw, v)
 }
 
 // bundleFromDoc turns an olm.bundle document into a Bundle, or a problem.

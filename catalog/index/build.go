@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/deprecation"
 )
 
 // builder applies the catalog rules to one catalog's contents. Each step reads what the previous ones kept; an
@@ -49,7 +50,12 @@ func buildCatalog(c *Catalog) ([]*Package, []bundle.Problem) {
 	b.addChannels()
 	b.parseSkipRanges()
 	b.excludeReplacesCycles()
-	return b.assemble(), b.problems
+	pkgs := b.assemble()
+	deprecations, problems := deprecation.Index(c.Contents.Deprecations)
+	for _, p := range pkgs {
+		p.Deprecations = deprecations[p.Name]
+	}
+	return pkgs, append(b.problems, problems...)
 }
 
 func (b *builder) pkg(name string) *Package {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/deprecation"
 	"github.com/almproject/alm/catalog/fbc"
 )
 
@@ -50,6 +51,8 @@ type Package struct {
 	Bundles []*bundle.Bundle
 	// Rejected are the errors that excluded bundles of this package.
 	Rejected []bundle.Problem
+	// Deprecations are what the catalog deprecates of the package (olm.deprecations); nil: nothing.
+	Deprecations *deprecation.Set
 }
 
 // Channel is an ordered list of entries, highest version first.

@@ -45,6 +45,7 @@ func (ix *Index) DeclarativeConfigWith(catalog string, opts RenderOptions) (*dec
 	err := ix.eachPackage(catalog, func(head *declcfg.DeclarativeConfig, bundles []*bundle.Bundle) error {
 		cfg.Packages = append(cfg.Packages, head.Packages...)
 		cfg.Channels = append(cfg.Channels, head.Channels...)
+		cfg.Deprecations = append(cfg.Deprecations, head.Deprecations...)
 		for _, b := range bundles {
 			db, err := renderBundle(b, opts)
 			if err != nil {
@@ -199,7 +200,8 @@ func (ix *Index) eachPackage(catalog string, fn func(head *declcfg.DeclarativeCo
 			if p.Catalog != catalog {
 				continue
 			}
-			head := &declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel}}}
+			head := &declcfg.DeclarativeConfig{Packages: []declcfg.Package{{Schema: declcfg.SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel}},
+				Deprecations: p.Deprecations.Docs(p.Name)}
 			for _, ch := range p.Channels {
 				c := declcfg.Channel{Schema: declcfg.SchemaChannel, Package: p.Name, Name: ch.Name, Entries: []declcfg.ChannelEntry{}}
 				// Oldest first, as people write them.

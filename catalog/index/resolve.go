@@ -10,6 +10,7 @@ import (
 
 	almv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
+	"github.com/almproject/alm/catalog/deprecation"
 )
 
 // Request asks which bundle of a package to install or upgrade to.
@@ -44,6 +45,9 @@ const (
 	ReasonNotSuccessor         Reason = "NotSuccessor"
 	ReasonLowerVersion         Reason = "LowerVersion"
 	ReasonLowerPriorityCatalog Reason = "LowerPriorityCatalog"
+	// ReasonDeprecated: the catalog deprecates the bundle (or its channel or package) and a candidate it does not
+	// deprecate is chosen instead.
+	ReasonDeprecated Reason = "Deprecated"
 )
 
 // Candidate is one bundle considered by Resolve.
@@ -59,6 +63,8 @@ type Candidate struct {
 	Reason Reason
 	// Detail explains the reason to a person.
 	Detail string
+	// Deprecated is what its catalog deprecates of it, its channel and its package.
+	Deprecated deprecation.Verdict
 }
 
 // Result is the outcome of Resolve: the chosen bundle (nil when nothing fits, e.g. already at the newest version)
@@ -74,6 +80,9 @@ type Result struct {
 	Path []string
 	// Candidates are all candidates, chosen first, then in catalog order and highest version first.
 	Candidates []Candidate
+	// Deprecated is what the catalogs deprecate of the installed bundle (From) or, with nothing installed, the
+	// chosen one, of the channel and of the package.
+	Deprecated deprecation.Verdict
 }
 
 // Errors returned by Resolve for requests that cannot be resolved at all.
@@ -110,8 +119,8 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 	}
 
 	// Installed bundle name and the successors reachable from it.
+	fromName := req.FromName
 	if req.From != "" {
-		fromName := req.FromName
 		if fromName == "" {
 			if b := ix.BundleVersion(req.Package, q.from); b != nil {
 				fromName = b.Name
@@ -121,11 +130,15 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 	}
 	res.Candidates = q.candidates(all, pkgs, channels)
 	best := pick(res.Candidates)
+	if req.From == "" && best >= 0 {
+		fromName = res.Candidates[best].Name // what the Deprecated verdict is about: installed, else chosen
+	}
+	res.Deprecated = deprecated(pkgs, q.channel, fromName)
 	if best < 0 {
 		return res, nil
 	}
 	// Chosen first, the others keep their order.
-	res.Candidates[best].Detail = chosenDetail(req)
+	res.Candidates[best].Detail = chosenDetail(req) + res.Candidates[best].Deprecated.ChosenNote()
 	chosen := res.Candidates[best]
 	copy(res.Candidates[1:best+1], res.Candidates[:best])
 	res.Candidates[0] = chosen
@@ -210,6 +223,7 @@ func (q query) candidates(all, pkgs []*Package, channels []*Channel) []Candidate
 				c.Entry = ch.Entry(b.Name)
 			}
 			c.Reason, c.Detail = q.filter(p, b, c.Entry, q.selected(p.Catalog))
+			c.Deprecated = p.Deprecations.Of(q.channel, b.Name)
 			out = append(out, c)
 		}
 		for _, r := range p.Rejected {
@@ -255,7 +269,7 @@ func (q query) filter(p *Package, b *bundle.Bundle, entry *Entry, catalogSelecte
 func pick(cands []Candidate) int {
 	best := -1
 	for i, c := range cands {
-		if c.Reason == "" && (best < 0 || c.Version.GT(cands[best].Version)) {
+		if c.Reason == "" && (best < 0 || preferred(c, cands[best])) {
 			best = i
 		}
 	}
@@ -267,6 +281,8 @@ func pick(cands []Candidate) int {
 		c := &cands[i]
 		switch {
 		case i == best || c.Reason != "":
+		case c.Deprecated.Deprecated() && !chosen.Deprecated.Deprecated():
+			c.Reason, c.Detail = ReasonDeprecated, c.Deprecated.Message()+"; "+chosen.Name+", which is not deprecated, is preferred"
 		case c.Version.LT(chosen.Version):
 			c.Reason, c.Detail = ReasonLowerVersion, "lower than the chosen version"
 		default:
@@ -275,6 +291,24 @@ func pick(cands []Candidate) int {
 	}
 	chosen.Reason = ReasonChosen
 	return best
+}
+
+// preferred says whether candidate a is preferred to b: one the catalog does not deprecate, then the higher version.
+func preferred(a, b Candidate) bool {
+	if a.Deprecated.Deprecated() != b.Deprecated.Deprecated() {
+		return !a.Deprecated.Deprecated()
+	}
+	return a.Version.GT(b.Version)
+}
+
+// deprecated is what the first selected catalog that deprecates anything of the bundle name on channel deprecates.
+func deprecated(pkgs []*Package, channel, name string) deprecation.Verdict {
+	for _, p := range pkgs {
+		if v := p.Deprecations.Of(channel, name); v.Deprecated() {
+			return v
+		}
+	}
+	return nil
 }
 
 // reachability is the result of a breadth-first walk over successor edges from the installed bundle.
@@ -405,6 +439,9 @@ func (r Result) Explain() string {
 		if len(r.Path) > 1 {
 			fmt.Fprintf(&sb, "upgrade path: %s\n", strings.Join(r.Path, " -> "))
 		}
+	}
+	if r.Deprecated.Deprecated() {
+		fmt.Fprintf(&sb, "deprecated: %s\n", r.Deprecated.Message())
 	}
 	others := 0
 	for _, c := range r.Candidates {

@@ -65,10 +65,10 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.CompletionOptions.DisableDefaultCmd = true
 
 	bundle := &cobra.Command{Use: "bundle", Short: "Work with single bundles"}
-	bundle.AddCommand(newValidateCommand(), newBundlePushCommand())
+	bundle.AddCommand(newValidateCommand(), newBundlePushCommand(), newBundleDiffCommand())
 	cat := &cobra.Command{Use: "catalog", Short: "Work with a catalog: a directory (bundle directories and File-Based Catalog files) or a catalog image"}
 	cat.AddCommand(newRenderCommand(), newResolveCommand(), newGraphCommand(), newMigrateCommand(), newCatalogPushCommand())
-	root.AddCommand(bundle, cat, newPublishCommand(), newStatusCommand())
+	root.AddCommand(bundle, cat, newPublishCommand(), newStatusCommand(), newUpgradeCommand())
 	return root
 }
 

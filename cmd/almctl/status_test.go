@@ -86,10 +86,20 @@ func TestPublishCreatesSourceAndStatusExplains(t *testing.T) {
 	}
 	stdout, stderr, code = run(t, env, "status", "shop", "-n", ns)
 	t.Logf("almctl status shop -n %s:\n%s", ns, stdout)
-	for _, w := range []string{"Installed: shop.v1.0.0 (1.0.0), phase Succeeded", "Upgrade:   1.1.0", "Catalog:   " + ns + "/ops: Ready=True",
+	for _, w := range []string{"Installed: shop.v1.0.0 (1.0.0), phase Succeeded", "Upgrade:   1.1.0",
+		"Preview:   ~1 Deployment (image), ~1 object, 0 refused (almctl upgrade preview shop -n " + ns + " lists the changes)", "Catalog:   " + ns + "/ops: Ready=True",
 		"shop.v1.1.0", "OperatorVersion/shop.v1.0.0", "Deployment.apps", "shop-operator", "Recent events:"} {
 		if code != 0 || !strings.Contains(stdout, w) {
 			t.Fatalf("status shop: exit %d, output lacks %q\n%s\n%s", code, w, stdout, stderr)
+		}
+	}
+	// The preview of the offered version, and how to approve it.
+	stdout, stderr, code = run(t, env, "upgrade", "preview", "shop", "-n", ns)
+	t.Logf("almctl upgrade preview shop -n %s:\n%s", ns, stdout)
+	for _, w := range []string{"shop 1.0.0 -> 1.1.0: ", "objects:", "RBAC rules:",
+		"approve it: kubectl -n " + ns + " patch apptype shop --type merge -p '{\"spec\":{\"approvedVersion\":\"1.1.0\"}}'"} {
+		if code != 0 || !strings.Contains(stdout, w) {
+			t.Fatalf("upgrade preview shop: exit %d, output lacks %q\n%s\n%s", code, w, stdout, stderr)
 		}
 	}
 	if _, stderr, code := run(t, env, "status", "nothing", "-n", ns); code != 1 || !strings.Contains(stderr, "no AppType nothing in namespace "+ns) {

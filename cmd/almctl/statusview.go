@@ -133,6 +133,9 @@ func writeDetail(w io.Writer, st *clusterState) error {
 		fmt.Fprintln(w, "Installed: nothing")
 	}
 	fmt.Fprintf(w, "Upgrade:   %s\n", orDefault(at.Status.AvailableUpgrade, "none offered"))
+	if p := at.Status.UpgradePreview; p != nil {
+		fmt.Fprintf(w, "Preview:   %s (almctl upgrade preview %s -n %s lists the changes)\n", p.Summary, at.Name, at.Namespace)
+	}
 	for _, key := range st.catalogKeys() {
 		fmt.Fprintf(w, "Catalog:   %s\n", catalogLine(key, st.catalogs[key], st.now))
 	}

@@ -21,6 +21,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
+	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
@@ -34,6 +35,10 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Namespace is ALM's own namespace, whose CatalogSources serve every namespace.
 	Namespace string
+	// Bundles pulls the bundle images of bundles a catalog lists only by image, for the upgrade preview (nil: their
+	// preview is unavailable); Reader reads the pull Secrets of their CatalogSources (default: Client).
+	Bundles *bundlecontent.Source
+	Reader  client.Reader
 	// VersionFinalizers are the finalizers the OperatorVersions it creates carry from the start (loops.Options).
 	VersionFinalizers []string
 	// writes remembers the loop's own status writes, so that a cached AppType that does not show the last one yet
@@ -77,6 +82,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	resolved(&st, at, installed, res, err)
 	report(&st, at, installed, res, err == nil)
+	setUpgradePreview(&st, r.Registry.Index(), at.Spec.Package, installed, res, r.manifests(ctx))
+	setDeprecated(&st, at, res.Deprecated, err == nil)
 	if werr := r.writeStatus(ctx, at, st); werr != nil {
 		return ctrl.Result{}, werr
 	}
@@ -145,7 +152,8 @@ func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, 
 		st.AvailableUpgrade = res.Chosen.Version.String()
 		if at.Spec.Approval == operatorsv1alpha1.ApprovalManual && at.Spec.ApprovedVersion != st.AvailableUpgrade {
 			set(st, at, operatorsv1alpha1.ConditionUpgradeAvailable, metav1.ConditionTrue, operatorsv1alpha1.ReasonAwaitingApproval,
-				fmt.Sprintf("%s %s is available; set spec.approvedVersion: %s to upgrade", res.Chosen.Name, st.AvailableUpgrade, st.AvailableUpgrade))
+				fmt.Sprintf("%s %s is available; status.upgradePreview shows what it changes; set spec.approvedVersion: %s to upgrade",
+					res.Chosen.Name, st.AvailableUpgrade, st.AvailableUpgrade))
 		} else {
 			set(st, at, operatorsv1alpha1.ConditionUpgradeAvailable, metav1.ConditionTrue, operatorsv1alpha1.ReasonUpgradePending,
 				fmt.Sprintf("upgrading to %s %s", res.Chosen.Name, st.AvailableUpgrade))

@@ -126,7 +126,7 @@ var All = []Loop{
 	}},
 	{Name: "apptype", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&apptype.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("apptype"), Namespace: o.Namespace,
-			VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
+			VersionFinalizers: o.VersionFinalizers, Bundles: o.bundles(mgr), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 	}},
 	{Name: "requirements", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("requirements"),

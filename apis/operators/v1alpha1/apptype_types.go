@@ -110,13 +110,17 @@ type AppTypeStatus struct {
 	// +optional
 	AvailableUpgrade string `json:"availableUpgrade,omitempty"`
 
+	// upgradePreview is what upgrading to availableUpgrade would change; absent when no upgrade is offered.
+	// +optional
+	UpgradePreview *UpgradePreview `json:"upgradePreview,omitempty"`
+
 	// resolution explains the last resolution: the chosen bundle and why each other candidate was not chosen.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=64
 	Resolution []Candidate `json:"resolution,omitempty"`
 
-	// conditions: Resolved, UpgradeAvailable, Ready.
+	// conditions: Resolved, UpgradeAvailable, Deprecated, Ready.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -133,6 +137,7 @@ type AppTypeStatus struct {
 // +kubebuilder:printcolumn:name="Channel",type=string,JSONPath=`.spec.channel`
 // +kubebuilder:printcolumn:name="Installed",type=string,JSONPath=`.status.installedVersion`
 // +kubebuilder:printcolumn:name="Upgrade",type=string,JSONPath=`.status.availableUpgrade`
+// +kubebuilder:printcolumn:name="Preview",type=string,JSONPath=`.status.upgradePreview.summary`,priority=0
 // +kubebuilder:printcolumn:name="Approval",type=string,JSONPath=`.spec.approval`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

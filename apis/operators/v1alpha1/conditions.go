@@ -9,6 +9,9 @@ const (
 	ConditionResolved = "Resolved"
 	// ConditionUpgradeAvailable is True when an AppType has a newer version waiting (for approval when Manual).
 	ConditionUpgradeAvailable = "UpgradeAvailable"
+	// ConditionDeprecated is True when the catalog deprecates what an AppType installs or follows: its package, its
+	// channel or its installed bundle (olm.deprecations); the message is the catalog's.
+	ConditionDeprecated = "Deprecated"
 	// ConditionRequirementsMet is True when every required CRD of an OperatorVersion is Established and its owned CRDs
 	// can be created or updated safely.
 	ConditionRequirementsMet = "RequirementsMet"
@@ -29,16 +32,22 @@ const (
 
 // Condition reasons.
 const (
-	ReasonResolved           = "Resolved"
-	ReasonPackageNotFound    = "PackageNotFound"
-	ReasonChannelNotFound    = "ChannelNotFound"
-	ReasonNoCandidate        = "NoCandidate"
-	ReasonInvalidSpec        = "InvalidSpec"
-	ReasonInstalling         = "Installing"
-	ReasonInstalled          = "Installed"
-	ReasonUpgradePending     = "UpgradePending"
-	ReasonAwaitingApproval   = "AwaitingApproval"
-	ReasonUpToDate           = "UpToDate"
+	ReasonResolved         = "Resolved"
+	ReasonPackageNotFound  = "PackageNotFound"
+	ReasonChannelNotFound  = "ChannelNotFound"
+	ReasonNoCandidate      = "NoCandidate"
+	ReasonInvalidSpec      = "InvalidSpec"
+	ReasonInstalling       = "Installing"
+	ReasonInstalled        = "Installed"
+	ReasonUpgradePending   = "UpgradePending"
+	ReasonAwaitingApproval = "AwaitingApproval"
+	ReasonUpToDate         = "UpToDate"
+	// Reasons of the Deprecated condition: the most specific deprecation that applies (bundle, then channel, then
+	// package); NotDeprecated when none does.
+	ReasonPackageDeprecated  = "PackageDeprecated"
+	ReasonChannelDeprecated  = "ChannelDeprecated"
+	ReasonBundleDeprecated   = "BundleDeprecated"
+	ReasonNotDeprecated      = "NotDeprecated"
 	ReasonRequirementsMet    = "RequirementsMet"
 	ReasonRequirementMissing = "RequirementMissing"
 	ReasonHandoffRequested   = "HandoffRequested"

@@ -118,6 +118,27 @@ func (s *Source) Pull(ctx context.Context, r client.Reader, catalog types.Namesp
 	return s.load(ctx, cl, ref, digest)
 }
 
+// Manifests returns the manifests of the bundle image ref at digest, pulled (on a miss) through the cache with the
+// pull options of the image CatalogSource catalog, as Pull does: what the AppType loop's upgrade preview diffs.
+func (s *Source) Manifests(ctx context.Context, r client.Reader, catalog types.NamespacedName, ref, digest string) (*bundle.Manifests, error) {
+	cl, err := s.client(ctx, r, catalog, ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := cl.Check(ctx, ref, digest); err != nil {
+		return nil, pullError(ref, digest, err)
+	}
+	dir, err := s.Cache.Get(ctx, cl, ref, digest)
+	if err != nil {
+		return nil, pullError(ref, digest, err)
+	}
+	b, problems := bundle.LoadInMemory(dir, ref+"@"+digest)
+	if b == nil || bundle.HasErrors(problems) {
+		return nil, invalidBundle(ref, digest, problems)
+	}
+	return b.Manifests()
+}
+
 // client returns the image client of the image CatalogSource catalog.
 func (s *Source) client(ctx context.Context, r client.Reader, catalog types.NamespacedName, ref string) (*image.Client, error) {
 	if s == nil || s.Cache == nil || s.Clients == nil {

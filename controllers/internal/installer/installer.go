@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog/crdsafety"
 	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/cleanup"
-	"github.com/almproject/alm/controllers/internal/crdsafety"
 	"github.com/almproject/alm/controllers/internal/dependencies"
 	"github.com/almproject/alm/controllers/internal/rollout"
 	"github.com/almproject/alm/internal/status"
