@@ -65,7 +65,9 @@ func TestBundleDiff(t *testing.T) {
 // version that is not deprecated, says why, and shows the installed version's deprecation.
 func TestResolveShowsDeprecations(t *testing.T) {
 	dir := t.TempDir()
-	copyTree(t, konnect, filepath.Join(dir, "konnect-operator"))
+	for _, v := range []string{"1.0.0", "1.1.0", "1.2.0", "1.3.0"} { // the versions this test knows, whatever comes later
+		copyTree(t, filepath.Join(konnect, v), filepath.Join(dir, "konnect-operator", v))
+	}
 	deprecations := "schema: olm.deprecations\npackage: konnect-operator\nentries:\n" +
 		"- reference: {schema: olm.bundle, name: konnect-operator.v1.3.0}\n  message: 1.3.0 changes the tag scheme\n" +
 		"- reference: {schema: olm.bundle, name: konnect-operator.v1.1.0}\n  message: 1.1.0 has a known bug\n"
