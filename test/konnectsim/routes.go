@@ -56,6 +56,31 @@ const (
 	PathPlugins                = PathControlPlane + "/core-entities/plugins"
 	PathPlugin                 = PathPlugins + "/{pluginId}"
 
+	// Upstreams and targets, certificates and their SNIs, CA certificates, keys and key sets, vaults.
+	PathUpstreams       = PathControlPlane + "/core-entities/upstreams"
+	PathUpstream        = PathUpstreams + "/{upstreamId}"
+	PathUpstreamTargets = PathUpstream + "/targets"
+	PathUpstreamTarget  = PathUpstreamTargets + "/{targetId}"
+	PathTargets         = PathControlPlane + "/core-entities/targets"
+	PathCertificates    = PathControlPlane + "/core-entities/certificates"
+	PathCertificate     = PathCertificates + "/{certificateId}"
+	PathCertificateSNIs = PathCertificate + "/snis"
+	PathCertificateSNI  = PathCertificateSNIs + "/{sniId}"
+	PathSNIs            = PathControlPlane + "/core-entities/snis"
+	PathSNI             = PathSNIs + "/{sniId}"
+	PathCACertificates  = PathControlPlane + "/core-entities/ca_certificates"
+	PathCACertificate   = PathCACertificates + "/{caCertificateId}"
+	PathKeySets         = PathControlPlane + "/core-entities/key-sets"
+	PathKeySet          = PathKeySets + "/{keySetId}"
+	PathKeySetKeys      = PathKeySet + "/keys"
+	PathKeySetKey       = PathKeySetKeys + "/{keyId}"
+	PathKeys            = PathControlPlane + "/core-entities/keys"
+	PathKey             = PathKeys + "/{keyId}"
+	PathVaults          = PathControlPlane + "/core-entities/vaults"
+	PathVault           = PathVaults + "/{vaultId}"
+	PathDPCertificates  = PathControlPlane + "/dp-client-certificates"
+	PathDPCertificate   = PathDPCertificates + "/{certificateId}"
+
 	// Members of a control plane group.
 	PathGroupMemberships       = PathControlPlane + "/group-memberships"
 	PathGroupMembershipsAdd    = PathGroupMemberships + "/add"
@@ -99,6 +124,16 @@ func (s *Server) routes() *http.ServeMux {
 		{kind: KindACL, list: PathConsumerACLs, one: PathConsumerACLCredential, idVar: "credentialId", parentIDVar: "consumerId"},
 		{kind: KindJWT, list: PathConsumerJWT, one: PathConsumerJWTCredential, idVar: "credentialId", parentIDVar: "consumerId"},
 		{kind: KindHMACAuth, list: PathConsumerHMACAuth, one: PathConsumerHMACAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+		{kind: KindUpstream, list: PathUpstreams, one: PathUpstream, idVar: "upstreamId"},
+		{kind: KindTarget, list: PathUpstreamTargets, one: PathUpstreamTarget, idVar: "targetId", parentIDVar: "upstreamId"},
+		{kind: KindCertificate, list: PathCertificates, one: PathCertificate, idVar: "certificateId"},
+		{kind: KindSNI, list: PathSNIs, one: PathSNI, idVar: "sniId"},
+		{kind: KindSNI, list: PathCertificateSNIs, one: PathCertificateSNI, idVar: "sniId", parentIDVar: "certificateId"},
+		{kind: KindCACertificate, list: PathCACertificates, one: PathCACertificate, idVar: "caCertificateId"},
+		{kind: KindKeySet, list: PathKeySets, one: PathKeySet, idVar: "keySetId"},
+		{kind: KindKey, list: PathKeys, one: PathKey, idVar: "keyId"},
+		{kind: KindKey, list: PathKeySetKeys, one: PathKeySetKey, idVar: "keyId", parentIDVar: "keySetId"},
+		{kind: KindVault, list: PathVaults, one: PathVault, idVar: "vaultId"},
 		{kind: KindBasicAuth, list: PathBasicAuths, one: PathBasicAuth, idVar: "credentialId", readOnly: true},
 		{kind: KindKeyAuth, list: PathKeyAuths, one: PathKeyAuth, idVar: "credentialId", readOnly: true},
 		{kind: KindACL, list: PathACLs, one: PathACL, idVar: "credentialId", readOnly: true},
@@ -115,6 +150,15 @@ func (s *Server) routes() *http.ServeMux {
 		s.handle(mux, "PUT "+c.one, coreAPI, h.Upsert)
 		s.handle(mux, "DELETE "+c.one, coreAPI, h.Delete)
 	}
+
+	// Every target of a control plane (GET only: a target is written through its upstream).
+	s.handle(mux, "GET "+PathTargets, coreAPI, s.core.Collection(KindTarget, "targetId", "").List)
+
+	s.handle(mux, "GET "+PathDPCertificates, platformAPI, s.platform.ListDPCertificates)
+	s.handle(mux, "POST "+PathDPCertificates, platformAPI, s.platform.CreateDPCertificate)
+	s.handle(mux, "GET "+PathDPCertificate, platformAPI, s.platform.GetDPCertificate)
+	s.handle(mux, "PUT "+PathDPCertificate, platformAPI, s.platform.UpdateDPCertificate)
+	s.handle(mux, "DELETE "+PathDPCertificate, platformAPI, s.platform.DeleteDPCertificate)
 
 	for _, m := range []struct {
 		fromConsumer bool
