@@ -183,8 +183,25 @@ func dpCertificates(t *testing.T, sdk *sdkkonnectgo.SDK, cp string) {
 	if err != nil || len(list.ListDataPlaneCertificatesResponse.Items) != 1 {
 		t.Fatalf("list data plane certificates: %v", err)
 	}
-	if _, err := sdk.DPCertificates.DeleteDataplaneCertificate(ctx, cp, *created.DataPlaneClientCertificateResponse.Item.ID); err != nil {
+	id := *created.DataPlaneClientCertificateResponse.Item.ID
+	other, _ := konnectsim.TestCertificate("dp2", false)
+	updated, err := sdk.DPCertificates.UpdateDataplaneCertificate(ctx, operations.UpdateDataplaneCertificateRequest{ControlPlaneID: cp, CertificateID: id,
+		DataPlaneClientCertificateRequest: &components.DataPlaneClientCertificateRequest{Cert: other}})
+	if err != nil || *updated.DataPlaneClientCertificateResponse.Item.Cert != other {
+		t.Fatalf("update data plane certificate: %v", err)
+	}
+	if _, err := sdk.DPCertificates.DeleteDataplaneCertificate(ctx, cp, id); err != nil {
 		t.Fatal(err)
+	}
+	for name, err := range map[string]error{
+		"get":    simtest.Err(sdk.DPCertificates.GetDataplaneCertificate(ctx, cp, id)),
+		"delete": simtest.Err(sdk.DPCertificates.DeleteDataplaneCertificate(ctx, cp, id)),
+		"update": simtest.Err(sdk.DPCertificates.UpdateDataplaneCertificate(ctx, operations.UpdateDataplaneCertificateRequest{ControlPlaneID: cp, CertificateID: id,
+			DataPlaneClientCertificateRequest: &components.DataPlaneClientCertificateRequest{Cert: other}})),
+	} {
+		if simtest.SDKStatus(err) != http.StatusNotFound {
+			t.Errorf("%s of a deleted data plane certificate: %v, want 404", name, err)
+		}
 	}
 }
 

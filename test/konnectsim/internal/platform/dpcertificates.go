@@ -13,15 +13,23 @@ import (
 // certificate mode). They are platform API objects, not core entities: answers wrap them ({"item": ...},
 // {"items": [...]}), errors are problems, and they carry no tags. The certificate must be PEM that parses.
 
-// dpCertificatesLocked returns the certificates of the request's control plane, or writes a 404.
-func (a *API) dpCertificatesLocked(w http.ResponseWriter, r *http.Request, o *store.Org) map[string]*store.Record {
-	id := r.PathValue("controlPlaneId")
-	cp := o.ControlPlanes[id]
+// dpCertificatesLocked returns the certificates of the request's control plane (nil when there is none). The
+// handlers write their answers after unlocking: writeProblem takes the store's lock.
+func (a *API) dpCertificatesLocked(r *http.Request, o *store.Org) map[string]*store.Record {
+	cp := o.ControlPlanes[r.PathValue("controlPlaneId")]
 	if cp == nil {
-		a.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", id))
 		return nil
 	}
 	return cp.Entities[store.KindDPCertificate]
+}
+
+// notFound answers 404 for the request's control plane (cpFound false) or certificate.
+func (a *API) notFound(w http.ResponseWriter, r *http.Request, cpFound bool) {
+	if !cpFound {
+		a.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", r.PathValue("controlPlaneId")))
+		return
+	}
+	a.writeProblem(w, http.StatusNotFound, "certificate not found")
 }
 
 // readDPCertificate reads and checks a request body {cert, title}; ok false means a 400 was written.
@@ -51,16 +59,16 @@ func (a *API) readDPCertificate(w http.ResponseWriter, r *http.Request) (object,
 // ListDPCertificates serves GET .../dp-client-certificates.
 func (a *API) ListDPCertificates(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	a.st.Lock()
-	recs := a.dpCertificatesLocked(w, r, o)
-	if recs == nil {
-		a.st.Unlock()
-		return
-	}
+	recs := a.dpCertificatesLocked(r, o)
 	items := []any{}
 	for _, rec := range store.SortedRecords(recs) {
 		items = append(items, store.DeepCopy(rec.Obj))
 	}
 	a.st.Unlock()
+	if recs == nil {
+		a.notFound(w, r, false)
+		return
+	}
 	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{"items": items, "total_count": int64(len(items))})
 }
 
@@ -71,33 +79,35 @@ func (a *API) CreateDPCertificate(w http.ResponseWriter, r *http.Request, o *sto
 		return
 	}
 	a.st.Lock()
-	defer a.st.Unlock()
-	recs := a.dpCertificatesLocked(w, r, o)
+	recs := a.dpCertificatesLocked(r, o)
+	if recs != nil {
+		now := a.st.Now().Unix()
+		obj["id"], obj["created_at"], obj["updated_at"] = a.st.NewUUIDLocked(), now, now
+		recs[store.Str(obj["id"])] = &store.Record{Seq: a.st.NextSeqLocked(), Obj: obj}
+		obj = store.DeepCopy(obj).(object)
+	}
+	a.st.Unlock()
 	if recs == nil {
+		a.notFound(w, r, false)
 		return
 	}
-	now := a.st.Now().Unix()
-	obj["id"], obj["created_at"], obj["updated_at"] = a.st.NewUUIDLocked(), now, now
-	recs[store.Str(obj["id"])] = &store.Record{Seq: a.st.NextSeqLocked(), Obj: obj}
-	store.WriteJSON(w, http.StatusCreated, "application/json", map[string]any{"item": store.DeepCopy(obj)})
+	store.WriteJSON(w, http.StatusCreated, "application/json", map[string]any{"item": obj})
 }
 
 // GetDPCertificate serves GET .../dp-client-certificates/{certificateId}.
 func (a *API) GetDPCertificate(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	a.st.Lock()
-	recs := a.dpCertificatesLocked(w, r, o)
+	recs := a.dpCertificatesLocked(r, o)
 	var out any
 	if rec := recs[r.PathValue("certificateId")]; rec != nil {
 		out = store.DeepCopy(rec.Obj)
 	}
 	a.st.Unlock()
-	switch {
-	case recs == nil:
-	case out == nil:
-		a.writeProblem(w, http.StatusNotFound, "certificate not found")
-	default:
-		store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{"item": out})
+	if out == nil {
+		a.notFound(w, r, recs != nil)
+		return
 	}
+	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{"item": out})
 }
 
 // UpdateDPCertificate serves PUT .../dp-client-certificates/{certificateId}: the certificate is replaced.
@@ -107,34 +117,32 @@ func (a *API) UpdateDPCertificate(w http.ResponseWriter, r *http.Request, o *sto
 		return
 	}
 	a.st.Lock()
-	defer a.st.Unlock()
-	recs := a.dpCertificatesLocked(w, r, o)
-	if recs == nil {
-		return
-	}
+	recs := a.dpCertificatesLocked(r, o)
 	rec := recs[r.PathValue("certificateId")]
+	if rec != nil {
+		obj["id"], obj["created_at"], obj["updated_at"] = rec.Obj["id"], rec.Obj["created_at"], a.st.Now().Unix()
+		rec.Obj = obj
+		obj = store.DeepCopy(obj).(object)
+	}
+	a.st.Unlock()
 	if rec == nil {
-		a.writeProblem(w, http.StatusNotFound, "certificate not found")
+		a.notFound(w, r, recs != nil)
 		return
 	}
-	obj["id"], obj["created_at"], obj["updated_at"] = rec.Obj["id"], rec.Obj["created_at"], a.st.Now().Unix()
-	rec.Obj = obj
-	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{"item": store.DeepCopy(obj)})
+	store.WriteJSON(w, http.StatusOK, "application/json", map[string]any{"item": obj})
 }
 
 // DeleteDPCertificate serves DELETE .../dp-client-certificates/{certificateId}.
 func (a *API) DeleteDPCertificate(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	a.st.Lock()
-	defer a.st.Unlock()
-	recs := a.dpCertificatesLocked(w, r, o)
-	if recs == nil {
-		return
-	}
+	recs := a.dpCertificatesLocked(r, o)
 	id := r.PathValue("certificateId")
-	if recs[id] == nil {
-		a.writeProblem(w, http.StatusNotFound, "certificate not found")
+	found := recs[id] != nil
+	delete(recs, id)
+	a.st.Unlock()
+	if !found {
+		a.notFound(w, r, recs != nil)
 		return
 	}
-	delete(recs, id)
 	w.WriteHeader(http.StatusNoContent)
 }
