@@ -452,3 +452,18 @@ func TestSteadyStateCallsWithGatewayKinds(t *testing.T) {
 		t.Errorf("%.1f calls per sync period, want at most 12", perPeriod)
 	}
 }
+
+// Kong's sample manifests for these kinds apply unchanged and end Programmed, each with its entity in Konnect.
+func TestKongGatewayKindsManifestsApply(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	t.Cleanup(func() { e.forget(&configurationv1alpha1.KongVault{ObjectMeta: metav1.ObjectMeta{Name: "env-vault-1"}}) })
+	e.waitAllProgrammed(e.applyManifests("kong-gateway-kinds.yaml"))
+	for kind, want := range map[konnectsim.Kind]int{
+		konnectsim.KindUpstream: 1, konnectsim.KindTarget: 1, konnectsim.KindCertificate: 2, konnectsim.KindCACertificate: 2,
+		konnectsim.KindSNI: 1, konnectsim.KindKeySet: 1, konnectsim.KindKey: 2, konnectsim.KindVault: 1, konnectsim.KindDPCertificate: 1,
+	} {
+		if got := len(e.sim.ObjectsOf(kind)); got != want {
+			t.Errorf("%d %s in Konnect, want %d", got, kind, want)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func TestCertificate(host string, ca bool) (certPEM, keyPEM string) {
 		Subject:               pkix.Name{CommonName: host},
 		DNSNames:              []string{host},
 		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
+		NotAfter:              time.Now().AddDate(10, 0, 0),
 		IsCA:                  ca,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
