@@ -382,7 +382,7 @@ func (e *env) deleteInOrder(order []string, names map[string]string) {
 		for _, what := range order {
 			obj := gatewayDeletionObjects[what].DeepCopyObject().(client.Object)
 			if err := e.get(obj, names[what]); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("%s is still there (%w, finalizers %v)", what, err, obj.GetFinalizers())
+				return fmt.Errorf("%s is still there (get: %v, finalizers %v)", what, err, obj.GetFinalizers())
 			}
 		}
 		return nil
