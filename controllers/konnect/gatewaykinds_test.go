@@ -263,7 +263,7 @@ func TestGatewayKindsUpdateAndDrift(t *testing.T) {
 		}
 		dp := &configurationv1alpha1.KongDataPlaneClientCertificate{}
 		if err := e.get(dp, "dp"); err != nil || dp.Status.Konnect == nil || e.simEntity(konnectsim.KindDPCertificate, dp.Status.Konnect.ID) == nil {
-			return fmt.Errorf("data plane certificate not in Konnect again (%v)", err)
+			return fmt.Errorf("data plane certificate not in Konnect again (get: %w)", err)
 		}
 		return nil
 	})
@@ -381,8 +381,10 @@ func (e *env) deleteInOrder(order []string, names map[string]string) {
 	e.eventually(30*time.Second, "every object gone", func() error {
 		for _, what := range order {
 			obj := gatewayDeletionObjects[what].DeepCopyObject().(client.Object)
-			if err := e.get(obj, names[what]); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("%s is still there (get: %v, finalizers %v)", what, err, obj.GetFinalizers())
+			if err := e.get(obj, names[what]); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%s: %w", what, err)
+			} else if err == nil {
+				return fmt.Errorf("%s is still there (finalizers %v)", what, obj.GetFinalizers())
 			}
 		}
 		return nil
