@@ -1,12 +1,15 @@
 package konnect
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -202,6 +205,36 @@ func TestGatewayKindsProgrammed(t *testing.T) {
 	}
 	if h := cs.Status.ObservedHash; h == "" {
 		t.Errorf("certificate from the Secret has no observedHash")
+	}
+	e.noKeyMaterialShown(string(secret.Data["tls.key"]), objs)
+}
+
+// noKeyMaterialShown checks that no private key (key, and no PEM private key at all) is in the status of objs or
+// in an event of the namespace.
+func (e *env) noKeyMaterialShown(key string, objs map[string]client.Object) {
+	e.t.Helper()
+	shown := func(what, text string) {
+		if strings.Contains(text, "PRIVATE KEY") || strings.Contains(text, strings.TrimSpace(key)) {
+			e.t.Errorf("%s shows private key material", what)
+		}
+	}
+	for name, o := range objs {
+		if err := e.get(o, o.GetName()); err != nil {
+			e.t.Fatal(err)
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		status, _ := json.Marshal(u["status"])
+		shown(name+"'s status", string(status))
+	}
+	events := &eventsv1.EventList{}
+	if err := e.c.List(e.ctx, events, client.InNamespace(e.ns)); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, ev := range events.Items {
+		shown("event "+ev.Reason, ev.Note)
 	}
 }
 
@@ -467,5 +500,40 @@ func TestKongGatewayKindsManifestsApply(t *testing.T) {
 		if got := len(e.sim.ObjectsOf(kind)); got != want {
 			t.Errorf("%d %s in Konnect, want %d", got, kind, want)
 		}
+	}
+}
+
+// 5xx answers and a lost response are retried with backoff, never taken as a verdict: a target is created exactly
+// once, and a key set whose deletes fail for a while is deleted in the end.
+func TestGatewayKindsRetried(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.readyControlPlane("cp")
+	e.create(upstreamObj("u", "cp"))
+	e.waitProgrammed(&configurationv1alpha1.KongUpstream{}, "u")
+	e.sim.FailNext(http.MethodPost, konnectsim.PathUpstreamTargets, 3, http.StatusServiceUnavailable)
+	e.sim.LoseNext(http.MethodPost, konnectsim.PathUpstreamTargets, 1)
+	tgt := targetObj("t", "u", "10.0.0.1:80")
+	e.create(tgt)
+	e.waitProgrammed(tgt, "t")
+	if got := e.simByUID(konnectsim.KindTarget, tgt.UID); len(got) != 1 || got[0].ID != tgt.Status.Konnect.ID {
+		t.Errorf("targets in Konnect: %+v, want exactly the one in status (%s)", got, tgt.Status.Konnect.ID)
+	}
+	if n := count(e.sim, http.MethodPost, konnectsim.PathUpstreamTargets); n != 4 {
+		t.Errorf("%d target creates, want 4: the 3 failed and the lost one, whose target is then adopted by its tag", n)
+	}
+
+	ks := keySetObj("ks", "cp")
+	e.create(ks)
+	e.waitProgrammed(ks, "ks")
+	e.sim.FailNext(http.MethodDelete, konnectsim.PathKeySet, 3, http.StatusBadGateway)
+	if err := e.c.Delete(e.ctx, ks); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGone(&configurationv1alpha1.KongKeySet{}, "ks")
+	if got := e.simByUID(konnectsim.KindKeySet, ks.UID); len(got) != 0 {
+		t.Errorf("key set still in Konnect after its object was deleted")
+	}
+	if n := count(e.sim, http.MethodDelete, konnectsim.PathKeySet); n != 4 {
+		t.Errorf("%d key set deletes, want 4 (3 failed, then the one that worked)", n)
 	}
 }
