@@ -452,7 +452,9 @@ func TestSteadyStateCallsWithGatewayKinds(t *testing.T) {
 	for _, o := range objs {
 		e.waitProgrammed(o, o.GetName())
 	}
-	scans := func() int64 { return count(e.sim, http.MethodGet, konnectsim.PathTargets) }
+	// The window is counted in scans of the control planes (one object, so one list per period whatever the other
+	// kinds do).
+	scans := func() int64 { return count(e.sim, http.MethodGet, konnectsim.PathControlPlanes) }
 	start := scans()
 	e.eventually(5*period, "two scans", func() error {
 		if scans() < start+2 {
