@@ -238,8 +238,9 @@ func (e *env) noKeyMaterialShown(key string, objs map[string]client.Object) {
 	}
 }
 
-// Changes reach Konnect at once (a target's weight, an SNI's name, a key set's name, a vault's config, a rotated
-// certificate in its Secret); edits made in Konnect are overwritten within a sync period.
+// Changes reach Konnect at once (an upstream's slots, a target's weight, an SNI's name, a key set's and a key's name,
+// new PEM of a certificate and a CA certificate, a vault's config, a rotated certificate in its Secret); edits made
+// in Konnect are overwritten within a sync period.
 func TestGatewayKindsUpdateAndDrift(t *testing.T) {
 	const period = 2 * time.Second
 	e := newEnv(t, envOptions{syncPeriod: period})
@@ -254,11 +255,21 @@ func TestGatewayKindsUpdateAndDrift(t *testing.T) {
 	e.mutate(target, "t", func() { target.Spec.Weight = 7 })
 	e.mutate(sni, "sni", func() { sni.Spec.Name = "www.example.com" })
 	e.mutate(vault, objs["vault"].GetName(), func() { vault.Spec.Config.Raw = []byte(`{"prefix":"other_"}`) })
+	up, ks, key, ca, cert := &configurationv1alpha1.KongUpstream{}, &configurationv1alpha1.KongKeySet{}, &configurationv1alpha1.KongKey{},
+		&configurationv1alpha1.KongCACertificate{}, &configurationv1alpha1.KongCertificate{}
+	newCA, newCert := caCertificateObj("ca2", "cp").Spec.Cert, certificateObj("c2", "cp", "new.example.com").Spec
+	e.mutate(up, "u", func() { up.Spec.Slots = ptrTo(int64(100)) })
+	e.mutate(ks, "ks", func() { ks.Spec.Name = "ks-renamed" })
+	e.mutate(key, "k", func() { key.Spec.Name = ptrTo("k-renamed") })
+	e.mutate(ca, "ca", func() { ca.Spec.Cert = newCA })
+	e.mutate(cert, "cert", func() { cert.Spec.Cert, cert.Spec.Key = newCert.Cert, newCert.Key })
 	rotated := tlsSecret("tls", "rotated.example.com")
 	secret := &corev1.Secret{}
 	e.mutate(secret, "tls", func() { secret.Data = rotated.Data })
 	want := map[string][2]any{
 		"t": {"weight", int64(7)}, "sni": {"name", "www.example.com"}, "cert-secret": {"cert", string(rotated.Data["tls.crt"])},
+		"u": {"slots", int64(100)}, "ks": {"name", "ks-renamed"}, "k": {"name", "k-renamed"}, "ca": {"cert", newCA},
+		"cert": {"key", newCert.Key},
 	}
 	e.eventually(10*time.Second, "changes in Konnect", func() error {
 		for name, w := range want {
@@ -275,7 +286,8 @@ func TestGatewayKindsUpdateAndDrift(t *testing.T) {
 	// Out-of-band edits of declared fields, and an entity deleted in Konnect, are set right within a sync period.
 	edits := map[string]map[string]any{
 		"u": {"name": "edited.internal"}, "t": {"weight": 99}, "ks": {"name": "renamed"}, "k-free": {"kid": "other"},
-		"ca": {"tags": []any{"x"}}, "vault": {"config": map[string]any{"prefix": "edited_"}},
+		"ca": {"tags": []any{"x"}}, "vault": {"config": map[string]any{"prefix": "edited_"}}, "sni": {"name": "edited.example.com"},
+		"cert": {"tags": []any{"x"}},
 	}
 	for name, patch := range edits {
 		if err := e.sim.Edit(ids[name], patch); err != nil {
