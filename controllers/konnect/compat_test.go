@@ -138,7 +138,7 @@ func (e *env) applyManifests(file string) []*unstructured.Unstructured {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	text := strings.NewReplacer("${SERVER_URL}", e.sim.URL(), "${TOKEN}", konnectsim.DefaultToken).Replace(string(raw))
+	text := strings.NewReplacer("${SERVER_URL}", e.sim.URL(), "${TOKEN}", konnectsim.DefaultToken, "${NAMESPACE}", e.ns).Replace(string(raw))
 	var objs []*unstructured.Unstructured
 	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(text), 4096)
 	for {

@@ -1,6 +1,7 @@
 // Package konnect is the Konnect operator: it keeps Kong Konnect in the state declared by Kubernetes objects
 // (KonnectAPIAuthConfiguration, KonnectGatewayControlPlane, KongService, KongRoute, KongConsumer, KongConsumerGroup,
-// KongPluginBinding with its KongPlugin). Setup wires its
+// KongPluginBinding with its KongPlugin, KongUpstream and KongTarget, KongCertificate, KongCACertificate, KongSNI and
+// KongDataPlaneClientCertificate, KongKey and KongKeySet, KongVault). Setup wires its
 // parts: the loop of auth configurations (authconfig), the one generic loop of every entity kind (entity, the seed
 // konnect-reconciliation-loop.md) with the kinds it syncs (kinds), and the Konnect client (konnectapi).
 package konnect
@@ -43,6 +44,9 @@ import (
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongconsumergroups/finalizers;kongpluginbindings/finalizers,verbs=update
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongpluginbindings,verbs=create;delete
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongplugins,verbs=get;list;watch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams;kongtargets;kongcertificates;kongcacertificates;kongsnis;kongdataplaneclientcertificates;kongkeys;kongkeysets;kongvaults,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams/status;kongtargets/status;kongcertificates/status;kongcacertificates/status;kongsnis/status;kongdataplaneclientcertificates/status;kongkeys/status;kongkeysets/status;kongvaults/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams/finalizers;kongtargets/finalizers;kongcertificates/finalizers;kongcacertificates/finalizers;kongsnis/finalizers;kongdataplaneclientcertificates/finalizers;kongkeys/finalizers;kongkeysets/finalizers;kongvaults/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -145,6 +149,9 @@ func setupOptional(ctx context.Context, mgr manager.Manager, installed installed
 	if err := entity.Setup(ctx, mgr, kinds.ConsumerGroup(), kindOpts); err != nil {
 		return err
 	}
+	if err := setupGatewayKinds(ctx, mgr, installed, kindOpts); err != nil {
+		return err
+	}
 	if !installed.plugins {
 		log.Info("the KongPlugin and KongPluginBinding CRDs are not installed: plugins are not synced")
 		return nil
@@ -159,6 +166,8 @@ func setupOptional(ctx context.Context, mgr manager.Manager, installed installed
 // binary newer than its bundle (every bundle's image is built from the current code) runs with the CRDs it has.
 type installedKinds struct {
 	consumerGroups, plugins bool
+	// gateway: the kinds of upstreams, TLS material, keys and vaults (bundle 1.5.0 on).
+	gateway bool
 }
 
 // optionalKinds asks the API server (through the REST mapper) which optional kinds it serves.
@@ -179,7 +188,18 @@ func optionalKinds(mapper apimeta.RESTMapper) (installedKinds, error) {
 		return installedKinds{}, err
 	}
 	binding, err := has(configurationv1alpha1.GroupVersion.WithKind("KongPluginBinding"))
-	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding}, err
+	if err != nil {
+		return installedKinds{}, err
+	}
+	gateway := true
+	for _, kind := range gatewayKindNames {
+		ok, err := has(configurationv1alpha1.GroupVersion.WithKind(kind))
+		if err != nil {
+			return installedKinds{}, err
+		}
+		gateway = gateway && ok
+	}
+	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway}, nil
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period
@@ -240,6 +260,11 @@ func retaggersOf(mgr manager.Manager, opts Options) ([]retag.Retagger, error) {
 	}
 	if installed.plugins {
 		add(retag.For(c, rs, kinds.PluginBinding(), clients, scheme))
+	}
+	if installed.gateway {
+		for _, r := range gatewayRetaggers(mgr, opts) {
+			add(r.r, r.err)
+		}
 	}
 	return out, errors.Join(errs...)
 }

@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
@@ -273,6 +275,19 @@ func (e *env) condition(obj client.Object, name, typ string) (*metav1.Condition,
 		conds = o.Status.Conditions
 	case *configurationv1beta1.KongConsumerGroup:
 		conds = o.Status.Conditions
+	default:
+		// The kinds of upstreams, TLS material, keys and vaults: read through their unstructured form.
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		list, _, _ := unstructured.NestedSlice(u, "status", "conditions")
+		for _, item := range list {
+			var c metav1.Condition
+			if m, ok := item.(map[string]any); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c) == nil {
+				conds = append(conds, c)
+			}
+		}
 	}
 	c := apimeta.FindStatusCondition(conds, typ)
 	if c == nil {

@@ -110,7 +110,7 @@ func TestPermissionsEqualGeneratedRoles(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.pkg == "konnect-operator" {
-				want = rulesWithout(want, "kongplugins", "kongpluginbindings", "kongconsumergroups")
+				want = rulesWithout(rulesWithout(want, "kongplugins", "kongpluginbindings", "kongconsumergroups"), gatewayKinds...)
 			}
 			strategy := installStrategy(t, ix, tc.pkg, tc.bundle)
 			granted, other := strategy.Permissions, strategy.ClusterPermissions

@@ -18,6 +18,13 @@ var newKinds = []string{
 	"kongplugins.configuration.konghq.com",
 }
 
+// gatewayKinds are the CRDs the konnect-operator input ships only from 1.5.0 on: upstreams, TLS material, keys and
+// vaults.
+var gatewayKinds = []string{
+	"kongupstreams", "kongtargets", "kongcertificates", "kongcacertificates", "kongsnis",
+	"kongdataplaneclientcertificates", "kongkeys", "kongkeysets", "kongvaults",
+}
+
 // writeVersion writes the bundle of a copy of 1.2.0 numbered version and returns what it holds.
 func writeVersion(t *testing.T, p *Package, version string) (*bundle.Bundle, []string) {
 	t.Helper()
@@ -54,9 +61,10 @@ func TestCRDsSinceFiltersCRDsRulesAndExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		version string
-		ships   bool
-	}{{"1.3.0", false}, {"1.4.0", true}, {"1.5.0", true}} {
+		version      string
+		ships        bool
+		shipsGateway bool
+	}{{"1.3.0", false, false}, {"1.4.0", true, false}, {"1.5.0", true, true}} {
 		t.Run(tc.version, func(t *testing.T) {
 			b, files := writeVersion(t, p, tc.version)
 			m, err := b.Manifests()
@@ -78,9 +86,18 @@ func TestCRDsSinceFiltersCRDsRulesAndExamples(t *testing.T) {
 					t.Errorf("%s owned by the CSV: %v, want %v", crd, got, tc.ships)
 				}
 			}
+			for _, plural := range gatewayKinds {
+				file := "configuration.konghq.com_" + plural + ".yaml"
+				if got := slices.Contains(files, file); got != tc.shipsGateway {
+					t.Errorf("file %s in the bundle: %v, want %v", file, got, tc.shipsGateway)
+				}
+			}
 			want := role
 			if !tc.ships {
-				want = rulesWithout(role, "kongplugins", "kongpluginbindings", "kongconsumergroups")
+				want = rulesWithout(want, "kongplugins", "kongpluginbindings", "kongconsumergroups")
+			}
+			if !tc.shipsGateway {
+				want = rulesWithout(want, gatewayKinds...)
 			}
 			if !reflect.DeepEqual(rules, want) {
 				t.Errorf("cluster permissions\n%v\nwant\n%v", rules, want)

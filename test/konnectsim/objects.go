@@ -20,6 +20,17 @@ const (
 	// KindConsumerGroup and KindPlugin are consumer groups and plugins.
 	KindConsumerGroup = store.KindConsumerGroup
 	KindPlugin        = store.KindPlugin
+	// Upstreams and targets, certificates, CA certificates and SNIs, keys and key sets, vaults, and data plane
+	// client certificates.
+	KindUpstream      = store.KindUpstream
+	KindTarget        = store.KindTarget
+	KindCertificate   = store.KindCertificate
+	KindCACertificate = store.KindCACertificate
+	KindSNI           = store.KindSNI
+	KindKey           = store.KindKey
+	KindKeySet        = store.KindKeySet
+	KindVault         = store.KindVault
+	KindDPCertificate = store.KindDPCertificate
 )
 
 // Object describes one stored Konnect object, for assertions such as "no

@@ -56,6 +56,31 @@ const (
 	PathPlugins                = PathControlPlane + "/core-entities/plugins"
 	PathPlugin                 = PathPlugins + "/{pluginId}"
 
+	// Upstreams and targets, certificates and their SNIs, CA certificates, keys and key sets, vaults.
+	PathUpstreams       = PathControlPlane + "/core-entities/upstreams"
+	PathUpstream        = PathUpstreams + "/{upstreamId}"
+	PathUpstreamTargets = PathUpstream + "/targets"
+	PathUpstreamTarget  = PathUpstreamTargets + "/{targetId}"
+	PathTargets         = PathControlPlane + "/core-entities/targets"
+	PathCertificates    = PathControlPlane + "/core-entities/certificates"
+	PathCertificate     = PathCertificates + "/{certificateId}"
+	PathCertificateSNIs = PathCertificate + "/snis"
+	PathCertificateSNI  = PathCertificateSNIs + "/{sniId}"
+	PathSNIs            = PathControlPlane + "/core-entities/snis"
+	PathSNI             = PathSNIs + "/{sniId}"
+	PathCACertificates  = PathControlPlane + "/core-entities/ca_certificates"
+	PathCACertificate   = PathCACertificates + "/{caCertificateId}"
+	PathKeySets         = PathControlPlane + "/core-entities/key-sets"
+	PathKeySet          = PathKeySets + "/{keySetId}"
+	PathKeySetKeys      = PathKeySet + "/keys"
+	PathKeySetKey       = PathKeySetKeys + "/{keyId}"
+	PathKeys            = PathControlPlane + "/core-entities/keys"
+	PathKey             = PathKeys + "/{keyId}"
+	PathVaults          = PathControlPlane + "/core-entities/vaults"
+	PathVault           = PathVaults + "/{vaultId}"
+	PathDPCertificates  = PathControlPlane + "/dp-client-certificates"
+	PathDPCertificate   = PathDPCertificates + "/{certificateId}"
+
 	// Members of a control plane group.
 	PathGroupMemberships       = PathControlPlane + "/group-memberships"
 	PathGroupMembershipsAdd    = PathGroupMemberships + "/add"
@@ -63,6 +88,46 @@ const (
 	PathGroupMemberStatus      = PathControlPlane + "/group-member-status"
 	PathGroupStatus            = PathControlPlane + "/group-status"
 )
+
+// collectionRoute is one core entity collection served by a Collection: its list and item paths, the path
+// variable of an entity's ID and, for entities nested under another, of the parent's.
+type collectionRoute struct {
+	kind        Kind
+	list, one   string
+	idVar       string
+	parentIDVar string // for entities nested under another (routes of a service, credentials of a consumer)
+	readOnly    bool   // GET only
+}
+
+// collectionRoutes are the core entity collections.
+var collectionRoutes = []collectionRoute{
+	{kind: KindService, list: PathServices, one: PathService, idVar: "serviceId"},
+	{kind: KindRoute, list: PathRoutes, one: PathRoute, idVar: "routeId"},
+	{kind: KindConsumer, list: PathConsumers, one: PathConsumer, idVar: "consumerId"},
+	{kind: KindConsumerGroup, list: PathConsumerGroups, one: PathConsumerGroup, idVar: "consumerGroupId"},
+	{kind: KindPlugin, list: PathPlugins, one: PathPlugin, idVar: "pluginId"},
+	{kind: KindRoute, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", parentIDVar: "serviceId"},
+	{kind: KindBasicAuth, list: PathConsumerBasicAuth, one: PathConsumerBasicAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+	{kind: KindKeyAuth, list: PathConsumerKeyAuth, one: PathConsumerKeyAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+	{kind: KindACL, list: PathConsumerACLs, one: PathConsumerACLCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+	{kind: KindJWT, list: PathConsumerJWT, one: PathConsumerJWTCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+	{kind: KindHMACAuth, list: PathConsumerHMACAuth, one: PathConsumerHMACAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
+	{kind: KindUpstream, list: PathUpstreams, one: PathUpstream, idVar: "upstreamId"},
+	{kind: KindTarget, list: PathUpstreamTargets, one: PathUpstreamTarget, idVar: "targetId", parentIDVar: "upstreamId"},
+	{kind: KindCertificate, list: PathCertificates, one: PathCertificate, idVar: "certificateId"},
+	{kind: KindSNI, list: PathSNIs, one: PathSNI, idVar: "sniId"},
+	{kind: KindSNI, list: PathCertificateSNIs, one: PathCertificateSNI, idVar: "sniId", parentIDVar: "certificateId"},
+	{kind: KindCACertificate, list: PathCACertificates, one: PathCACertificate, idVar: "caCertificateId"},
+	{kind: KindKeySet, list: PathKeySets, one: PathKeySet, idVar: "keySetId"},
+	{kind: KindKey, list: PathKeys, one: PathKey, idVar: "keyId"},
+	{kind: KindKey, list: PathKeySetKeys, one: PathKeySetKey, idVar: "keyId", parentIDVar: "keySetId"},
+	{kind: KindVault, list: PathVaults, one: PathVault, idVar: "vaultId"},
+	{kind: KindBasicAuth, list: PathBasicAuths, one: PathBasicAuth, idVar: "credentialId", readOnly: true},
+	{kind: KindKeyAuth, list: PathKeyAuths, one: PathKeyAuth, idVar: "credentialId", readOnly: true},
+	{kind: KindACL, list: PathACLs, one: PathACL, idVar: "credentialId", readOnly: true},
+	{kind: KindJWT, list: PathJWTs, one: PathJWT, idVar: "credentialId", readOnly: true},
+	{kind: KindHMACAuth, list: PathHMACAuths, one: PathHMACAuth, idVar: "credentialId", readOnly: true},
+}
 
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
@@ -81,30 +146,7 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "GET "+PathGroupMemberStatus, platformAPI, s.platform.GroupMemberStatus)
 	s.handle(mux, "GET "+PathGroupStatus, platformAPI, s.platform.GroupStatus)
 
-	for _, c := range []struct {
-		kind        Kind
-		list, one   string
-		idVar       string
-		parentIDVar string // for entities nested under another (routes of a service, credentials of a consumer)
-		readOnly    bool   // GET only
-	}{
-		{kind: KindService, list: PathServices, one: PathService, idVar: "serviceId"},
-		{kind: KindRoute, list: PathRoutes, one: PathRoute, idVar: "routeId"},
-		{kind: KindConsumer, list: PathConsumers, one: PathConsumer, idVar: "consumerId"},
-		{kind: KindConsumerGroup, list: PathConsumerGroups, one: PathConsumerGroup, idVar: "consumerGroupId"},
-		{kind: KindPlugin, list: PathPlugins, one: PathPlugin, idVar: "pluginId"},
-		{kind: KindRoute, list: PathServiceRoutes, one: PathServiceRoute, idVar: "routeId", parentIDVar: "serviceId"},
-		{kind: KindBasicAuth, list: PathConsumerBasicAuth, one: PathConsumerBasicAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{kind: KindKeyAuth, list: PathConsumerKeyAuth, one: PathConsumerKeyAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{kind: KindACL, list: PathConsumerACLs, one: PathConsumerACLCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{kind: KindJWT, list: PathConsumerJWT, one: PathConsumerJWTCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{kind: KindHMACAuth, list: PathConsumerHMACAuth, one: PathConsumerHMACAuthCredential, idVar: "credentialId", parentIDVar: "consumerId"},
-		{kind: KindBasicAuth, list: PathBasicAuths, one: PathBasicAuth, idVar: "credentialId", readOnly: true},
-		{kind: KindKeyAuth, list: PathKeyAuths, one: PathKeyAuth, idVar: "credentialId", readOnly: true},
-		{kind: KindACL, list: PathACLs, one: PathACL, idVar: "credentialId", readOnly: true},
-		{kind: KindJWT, list: PathJWTs, one: PathJWT, idVar: "credentialId", readOnly: true},
-		{kind: KindHMACAuth, list: PathHMACAuths, one: PathHMACAuth, idVar: "credentialId", readOnly: true},
-	} {
+	for _, c := range collectionRoutes {
 		h := s.core.Collection(c.kind, c.idVar, c.parentIDVar)
 		s.handle(mux, "GET "+c.list, coreAPI, h.List)
 		s.handle(mux, "GET "+c.one, coreAPI, h.Get)
@@ -115,6 +157,11 @@ func (s *Server) routes() *http.ServeMux {
 		s.handle(mux, "PUT "+c.one, coreAPI, h.Upsert)
 		s.handle(mux, "DELETE "+c.one, coreAPI, h.Delete)
 	}
+
+	// Every target of a control plane (GET only: a target is written through its upstream).
+	s.handle(mux, "GET "+PathTargets, coreAPI, s.core.Collection(KindTarget, "targetId", "").List)
+
+	s.dpCertificateRoutes(mux)
 
 	for _, m := range []struct {
 		fromConsumer bool
@@ -144,4 +191,13 @@ func (s *Server) routes() *http.ServeMux {
 		})
 	})
 	return mux
+}
+
+// dpCertificateRoutes serves the data plane client certificates of a control plane.
+func (s *Server) dpCertificateRoutes(mux *http.ServeMux) {
+	s.handle(mux, "GET "+PathDPCertificates, platformAPI, s.platform.ListDPCertificates)
+	s.handle(mux, "POST "+PathDPCertificates, platformAPI, s.platform.CreateDPCertificate)
+	s.handle(mux, "GET "+PathDPCertificate, platformAPI, s.platform.GetDPCertificate)
+	s.handle(mux, "PUT "+PathDPCertificate, platformAPI, s.platform.UpdateDPCertificate)
+	s.handle(mux, "DELETE "+PathDPCertificate, platformAPI, s.platform.DeleteDPCertificate)
 }

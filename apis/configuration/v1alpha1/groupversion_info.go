@@ -28,6 +28,11 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&KongService{}, &KongServiceList{},
 		&KongRoute{}, &KongRouteList{},
 		&KongPluginBinding{}, &KongPluginBindingList{},
+		&KongUpstream{}, &KongUpstreamList{}, &KongTarget{}, &KongTargetList{},
+		&KongCertificate{}, &KongCertificateList{}, &KongCACertificate{}, &KongCACertificateList{},
+		&KongSNI{}, &KongSNIList{}, &KongDataPlaneClientCertificate{}, &KongDataPlaneClientCertificateList{},
+		&KongKey{}, &KongKeyList{}, &KongKeySet{}, &KongKeySetList{},
+		&KongVault{}, &KongVaultList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -68,3 +68,15 @@ const (
 	// ConditionKongConsumerGroupRefValid is True when a KongPluginBinding's KongConsumerGroup exists in Konnect.
 	ConditionKongConsumerGroupRefValid = "KongConsumerGroupRefValid"
 )
+
+// Condition types of upstreams, certificates and keys.
+const (
+	// ConditionKongUpstreamRefValid is True when a KongTarget's KongUpstream exists in Konnect.
+	ConditionKongUpstreamRefValid = "KongUpstreamRefValid"
+	// ConditionKongCertificateRefValid is True when a KongSNI's KongCertificate exists in Konnect.
+	ConditionKongCertificateRefValid = "KongCertificateRefValid"
+	// ConditionKeySetRefValid is True when a KongKey's KongKeySet exists in Konnect (or the key is in no set).
+	ConditionKeySetRefValid = "KeySetRefValid"
+	// ConditionSecretRefValid is True when the Secret a certificate reads its PEM data from exists and has the keys.
+	ConditionSecretRefValid = "SecretRefValid"
+)

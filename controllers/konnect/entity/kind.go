@@ -134,6 +134,9 @@ type Refs struct {
 	Auth           *konnectv1alpha1.KonnectAPIAuthConfiguration
 	ControlPlaneID string
 	ServiceID      string
+	// ParentID is the Konnect ID of the entity a nested entity belongs to (a target's upstream, an SNI's
+	// certificate, a key's key set).
+	ParentID string
 	// Scope are the Konnect IDs of what a plugin is scoped to, by body field (service, route, consumer,
 	// consumer_group).
 	Scope map[string]string
@@ -156,8 +159,8 @@ type RefCheck struct {
 
 // State is the Konnect part of an object's status, whichever shape its kind gives it.
 type State struct {
-	ID, OrgID, ServerURL, ControlPlaneID, ServiceID string
-	Sync                                            konnectv1alpha1.SyncStatus
+	ID, OrgID, ServerURL, ControlPlaneID, ServiceID, ParentID string
+	Sync                                                      konnectv1alpha1.SyncStatus
 }
 
 // RefIndex is a field index of one reference: objects of the kind are found by the referenced object's name.

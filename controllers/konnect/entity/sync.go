@@ -219,8 +219,8 @@ func (r *Reconciler[T]) record(obj T, p *pass, id string, entity *konnectapi.Ent
 	r.observe(obj, entity)
 	st := State{
 		ID: id, OrgID: p.refs.Auth.Status.OrganizationID, ServerURL: p.serverURL, ControlPlaneID: p.refs.ControlPlaneID,
-		ServiceID: p.refs.ServiceID,
-		Sync:      konnectv1alpha1.SyncStatus{ObservedHash: p.hash, LastSyncTime: &metav1.MicroTime{Time: p.now}},
+		ServiceID: p.refs.ServiceID, ParentID: p.refs.ParentID,
+		Sync: konnectv1alpha1.SyncStatus{ObservedHash: p.hash, LastSyncTime: &metav1.MicroTime{Time: p.now}},
 	}
 	r.Kind.SetState(obj, st)
 	r.written.Store(obj.GetUID(), written{state: st, observed: entity})

@@ -10,6 +10,7 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -31,7 +32,7 @@ func (consumerMapping) Type() konnectapi.EntityType        { return konnectapi.T
 func (consumerMapping) New() *configurationv1.KongConsumer { return &configurationv1.KongConsumer{} }
 func (consumerMapping) NewList() client.ObjectList         { return &configurationv1.KongConsumerList{} }
 func (consumerMapping) Items(l client.ObjectList) []*configurationv1.KongConsumer {
-	return pointers(l.(*configurationv1.KongConsumerList).Items)
+	return kindbase.Pointers(l.(*configurationv1.KongConsumerList).Items)
 }
 
 func (consumerMapping) Managed(kc *configurationv1.KongConsumer) bool {
@@ -39,11 +40,11 @@ func (consumerMapping) Managed(kc *configurationv1.KongConsumer) bool {
 }
 
 func (consumerMapping) Resolve(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (entity.Refs, []entity.RefCheck, error) {
-	return resolveControlPlane(ctx, c, kc.Namespace, kc.Spec.ControlPlaneRef)
+	return kindbase.ResolveControlPlane(ctx, c, kc.Namespace, kc.Spec.ControlPlaneRef)
 }
 
 func (k consumerMapping) Desired(kc *configurationv1.KongConsumer, _ entity.Refs) (map[string]any, error) {
-	body := map[string]any{"tags": stringsToAny(entity.IdentityTags(k.Name(), kc, kc.Spec.Tags))}
+	body := map[string]any{"tags": kindbase.StringsToAny(entity.IdentityTags(k.Name(), kc, kc.Spec.Tags))}
 	if kc.Username != "" {
 		body["username"] = kc.Username
 	}
@@ -60,20 +61,20 @@ func (consumerMapping) Conditions(kc *configurationv1.KongConsumer) *[]metav1.Co
 }
 
 func (consumerMapping) State(kc *configurationv1.KongConsumer) entity.State {
-	return stateInControlPlane(kc.Status.Konnect, kc.Status.SyncStatus)
+	return kindbase.StateInControlPlane(kc.Status.Konnect, kc.Status.SyncStatus)
 }
 
 func (consumerMapping) SetState(kc *configurationv1.KongConsumer, st entity.State) {
-	kc.Status.Konnect = statusInControlPlane(st)
+	kc.Status.Konnect = kindbase.StatusInControlPlane(st)
 	kc.Status.SyncStatus = st.Sync
 }
 
 func (k consumerMapping) DeletionScope(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer, st entity.State) (*konnectv1alpha1.KonnectAPIAuthConfiguration, string, error) {
-	return deletionScopeInControlPlane(ctx, c, kc, st, k.Resolve)
+	return kindbase.DeletionScopeInControlPlane(ctx, c, kc, st, k.Resolve)
 }
 
 func (k consumerMapping) Indexes() []entity.RefIndex {
-	indexes := []entity.RefIndex{credentialsIndex(), cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
+	indexes := []entity.RefIndex{credentialsIndex(), kindbase.CPRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 		return o.(*configurationv1.KongConsumer).Spec.ControlPlaneRef
 	})}
 	if k.groups {

@@ -10,6 +10,7 @@ import (
 	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -32,7 +33,7 @@ func (consumerGroupMapping) NewList() client.ObjectList {
 	return &configurationv1beta1.KongConsumerGroupList{}
 }
 func (consumerGroupMapping) Items(l client.ObjectList) []*configurationv1beta1.KongConsumerGroup {
-	return pointers(l.(*configurationv1beta1.KongConsumerGroupList).Items)
+	return kindbase.Pointers(l.(*configurationv1beta1.KongConsumerGroupList).Items)
 }
 
 func (consumerGroupMapping) Managed(g *configurationv1beta1.KongConsumerGroup) bool {
@@ -40,7 +41,7 @@ func (consumerGroupMapping) Managed(g *configurationv1beta1.KongConsumerGroup) b
 }
 
 func (consumerGroupMapping) Resolve(ctx context.Context, c client.Reader, g *configurationv1beta1.KongConsumerGroup) (entity.Refs, []entity.RefCheck, error) {
-	return resolveControlPlane(ctx, c, g.Namespace, g.Spec.ControlPlaneRef)
+	return kindbase.ResolveControlPlane(ctx, c, g.Namespace, g.Spec.ControlPlaneRef)
 }
 
 // groupName is the group's name in Kong: spec.name, or the object's name.
@@ -52,7 +53,7 @@ func groupName(g *configurationv1beta1.KongConsumerGroup) string {
 }
 
 func (k consumerGroupMapping) Desired(g *configurationv1beta1.KongConsumerGroup, _ entity.Refs) (map[string]any, error) {
-	return map[string]any{"name": groupName(g), "tags": stringsToAny(entity.IdentityTags(k.Name(), g, g.Spec.Tags))}, nil
+	return map[string]any{"name": groupName(g), "tags": kindbase.StringsToAny(entity.IdentityTags(k.Name(), g, g.Spec.Tags))}, nil
 }
 
 func (consumerGroupMapping) DriftKeys() []string { return []string{"name", "tags"} }
@@ -62,20 +63,20 @@ func (consumerGroupMapping) Conditions(g *configurationv1beta1.KongConsumerGroup
 }
 
 func (consumerGroupMapping) State(g *configurationv1beta1.KongConsumerGroup) entity.State {
-	return stateInControlPlane(g.Status.Konnect, g.Status.SyncStatus)
+	return kindbase.StateInControlPlane(g.Status.Konnect, g.Status.SyncStatus)
 }
 
 func (consumerGroupMapping) SetState(g *configurationv1beta1.KongConsumerGroup, st entity.State) {
-	g.Status.Konnect = statusInControlPlane(st)
+	g.Status.Konnect = kindbase.StatusInControlPlane(st)
 	g.Status.SyncStatus = st.Sync
 }
 
 func (k consumerGroupMapping) DeletionScope(ctx context.Context, c client.Reader, g *configurationv1beta1.KongConsumerGroup, st entity.State) (*konnectv1alpha1.KonnectAPIAuthConfiguration, string, error) {
-	return deletionScopeInControlPlane(ctx, c, g, st, k.Resolve)
+	return kindbase.DeletionScopeInControlPlane(ctx, c, g, st, k.Resolve)
 }
 
 func (consumerGroupMapping) Indexes() []entity.RefIndex {
-	return []entity.RefIndex{cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
+	return []entity.RefIndex{kindbase.CPRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 		return o.(*configurationv1beta1.KongConsumerGroup).Spec.ControlPlaneRef
 	})}
 }

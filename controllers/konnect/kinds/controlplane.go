@@ -18,6 +18,7 @@ import (
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -46,13 +47,13 @@ func (controlPlaneMapping) NewList() client.ObjectList {
 	return &konnectv1alpha2.KonnectGatewayControlPlaneList{}
 }
 func (controlPlaneMapping) Items(l client.ObjectList) []*konnectv1alpha2.KonnectGatewayControlPlane {
-	return pointers(l.(*konnectv1alpha2.KonnectGatewayControlPlaneList).Items)
+	return kindbase.Pointers(l.(*konnectv1alpha2.KonnectGatewayControlPlaneList).Items)
 }
 
 func (controlPlaneMapping) Managed(*konnectv1alpha2.KonnectGatewayControlPlane) bool { return true }
 
 func (controlPlaneMapping) Resolve(ctx context.Context, c client.Reader, cp *konnectv1alpha2.KonnectGatewayControlPlane) (entity.Refs, []entity.RefCheck, error) {
-	auth, check, err := resolveAuth(ctx, c, cp.Namespace, cp.Spec.KonnectConfiguration.APIAuthConfigurationRef.Name)
+	auth, check, err := kindbase.ResolveAuth(ctx, c, cp.Namespace, cp.Spec.KonnectConfiguration.APIAuthConfigurationRef.Name)
 	if err != nil {
 		return entity.Refs{}, nil, err
 	}
@@ -65,11 +66,11 @@ func (k controlPlaneMapping) Desired(cp *konnectv1alpha2.KonnectGatewayControlPl
 	if req == nil {
 		return map[string]any{}, nil
 	}
-	body, err := bodyOf(req)
+	body, err := kindbase.BodyOf(req)
 	if err != nil {
 		return nil, err
 	}
-	body["labels"] = labelsToAny(entity.IdentityLabels(k.Name(), cp, req.Labels))
+	body["labels"] = kindbase.LabelsToAny(entity.IdentityLabels(k.Name(), cp, req.Labels))
 	return body, nil
 }
 
@@ -101,7 +102,7 @@ func (controlPlaneMapping) Indexes() []entity.RefIndex {
 
 // DeletionScope of a control plane is its own auth configuration.
 func (controlPlaneMapping) DeletionScope(ctx context.Context, c client.Reader, cp *konnectv1alpha2.KonnectGatewayControlPlane, st entity.State) (*konnectv1alpha1.KonnectAPIAuthConfiguration, string, error) {
-	auth, err := authOf(ctx, c, cp)
+	auth, err := kindbase.AuthOf(ctx, c, cp)
 	return auth, st.ControlPlaneID, err
 }
 
@@ -129,7 +130,7 @@ func (controlPlaneMapping) Referrers(ctx context.Context, c client.Reader, cp *k
 	for _, list := range []client.ObjectList{
 		&configurationv1alpha1.KongServiceList{}, &configurationv1alpha1.KongRouteList{}, &configurationv1.KongConsumerList{},
 	} {
-		if err := c.List(ctx, list, client.InNamespace(cp.Namespace), client.MatchingFields{indexControlPlaneRef: cp.Name}); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(cp.Namespace), client.MatchingFields{kindbase.IndexControlPlaneRef: cp.Name}); err != nil {
 			return 0, err
 		}
 		n += apimeta.LenList(list)
@@ -174,7 +175,7 @@ func (controlPlaneMapping) DeclaredParts(ctx context.Context, c client.Reader, c
 			missing = append(missing, m.Name+" (not found)")
 		case err != nil:
 			return nil, false, nil, err
-		case !cpReady(member):
+		case !kindbase.CPReady(member):
 			missing = append(missing, m.Name+" (not in Konnect yet)")
 		default:
 			ids = append(ids, member.Status.ID)

@@ -15,6 +15,7 @@ import (
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -150,7 +151,7 @@ func (k consumerMapping) declaredCredentials(ctx context.Context, c client.Reade
 			problems = append(problems, problem)
 			continue
 		}
-		body["tags"] = stringsToAny(append(entity.IdentityTags(k.Name(), kc, nil), secretTag(name)))
+		body["tags"] = kindbase.StringsToAny(append(entity.IdentityTags(k.Name(), kc, nil), secretTag(name)))
 		creds = append(creds, credential{Type: t, Secret: name, Version: s.ResourceVersion, body: body})
 	}
 	return creds, problems, nil

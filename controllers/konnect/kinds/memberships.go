@@ -14,6 +14,7 @@ import (
 	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -39,7 +40,7 @@ func (k consumerMapping) declaredGroups(ctx context.Context, c client.Reader, kc
 		return nil, check, nil
 	}
 	var ids, problems []string
-	own := cpRefName(kc.Spec.ControlPlaneRef)
+	own := kindbase.CPRefName(kc.Spec.ControlPlaneRef)
 	for _, name := range slices.Compact(slices.Sorted(slices.Values(kc.ConsumerGroups))) {
 		g := &configurationv1beta1.KongConsumerGroup{}
 		if err := c.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: name}, g); err != nil {
@@ -52,7 +53,7 @@ func (k consumerMapping) declaredGroups(ctx context.Context, c client.Reader, kc
 		switch {
 		case !g.DeletionTimestamp.IsZero() || g.Status.Konnect == nil || g.Status.Konnect.ID == "":
 			problems = append(problems, fmt.Sprintf("KongConsumerGroup %s/%s does not exist in Konnect yet (or is being deleted)", kc.Namespace, name))
-		case cpRefName(g.Spec.ControlPlaneRef) != own:
+		case kindbase.CPRefName(g.Spec.ControlPlaneRef) != own:
 			problems = append(problems, fmt.Sprintf("KongConsumerGroup %s/%s is in another control plane", kc.Namespace, name))
 		default:
 			ids = append(ids, g.Status.Konnect.ID)

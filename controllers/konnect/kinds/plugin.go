@@ -14,6 +14,7 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 )
 
 // A KongPlugin is not a Konnect entity: it is the configuration a KongPluginBinding applies. pluginConfig is what a
@@ -113,7 +114,7 @@ func pluginBody(kp *configurationv1.KongPlugin, config map[string]any) map[strin
 		body["protocols"] = protocols
 	}
 	if o := kp.Ordering; o != nil && (len(o.Before) > 0 || len(o.After) > 0) {
-		ordering, _ := bodyOf(o)
+		ordering, _ := kindbase.BodyOf(o)
 		body["ordering"] = ordering
 	}
 	return body

@@ -16,6 +16,7 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -61,7 +62,7 @@ func (bindingMapping) NewList() client.ObjectList {
 	return &configurationv1alpha1.KongPluginBindingList{}
 }
 func (bindingMapping) Items(l client.ObjectList) []*configurationv1alpha1.KongPluginBinding {
-	return pointers(l.(*configurationv1alpha1.KongPluginBindingList).Items)
+	return kindbase.Pointers(l.(*configurationv1alpha1.KongPluginBindingList).Items)
 }
 
 // Managed: every binding is for Konnect, unless its controlPlaneRef says otherwise.
@@ -182,12 +183,12 @@ func (bindingMapping) controlPlane(ctx context.Context, c client.Reader, b *conf
 		ref = &configurationv1alpha1.ControlPlaneRef{Type: configurationv1alpha1.ControlPlaneRefKonnectNamespacedRef,
 			KonnectNamespacedRef: &configurationv1alpha1.KonnectNamespacedRef{Name: cps.Items[0].Name}}
 	}
-	refs, checks, err := resolveControlPlane(ctx, c, b.Namespace, ref)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, b.Namespace, ref)
 	if err != nil || targetCP == "" || refs.ControlPlaneID == "" || refs.ControlPlaneID == targetCP {
 		return refs, checks, err
 	}
 	return entity.Refs{}, []entity.RefCheck{{Type: konnectv1alpha1.ConditionControlPlaneRefValid, Message: fmt.Sprintf(
-		"controlPlaneRef names KonnectGatewayControlPlane %s but the targets are in another control plane: drop controlPlaneRef or make them match", cpRefName(ref))}}, nil
+		"controlPlaneRef names KonnectGatewayControlPlane %s but the targets are in another control plane: drop controlPlaneRef or make them match", kindbase.CPRefName(ref))}}, nil
 }
 
 // Desired is the KongPlugin's body scoped to the targets, with the binding's identity tags.
@@ -200,7 +201,7 @@ func (k bindingMapping) Desired(b *configurationv1alpha1.KongPluginBinding, refs
 	for field, id := range refs.Scope {
 		body[field] = map[string]any{"id": id}
 	}
-	body["tags"] = stringsToAny(entity.IdentityTags(k.Name(), b, nil))
+	body["tags"] = kindbase.StringsToAny(entity.IdentityTags(k.Name(), b, nil))
 	return body, nil
 }
 
@@ -211,16 +212,16 @@ func (bindingMapping) Conditions(b *configurationv1alpha1.KongPluginBinding) *[]
 }
 
 func (bindingMapping) State(b *configurationv1alpha1.KongPluginBinding) entity.State {
-	return stateInControlPlane(b.Status.Konnect, b.Status.SyncStatus)
+	return kindbase.StateInControlPlane(b.Status.Konnect, b.Status.SyncStatus)
 }
 
 func (bindingMapping) SetState(b *configurationv1alpha1.KongPluginBinding, st entity.State) {
-	b.Status.Konnect = statusInControlPlane(st)
+	b.Status.Konnect = kindbase.StatusInControlPlane(st)
 	b.Status.SyncStatus = st.Sync
 }
 
 func (k bindingMapping) DeletionScope(ctx context.Context, c client.Reader, b *configurationv1alpha1.KongPluginBinding, st entity.State) (*konnectv1alpha1.KonnectAPIAuthConfiguration, string, error) {
-	return deletionScopeInControlPlane(ctx, c, b, st, k.Resolve)
+	return kindbase.DeletionScopeInControlPlane(ctx, c, b, st, k.Resolve)
 }
 
 // Indexes: the KongPlugin, each target kind and the control plane re-reconcile the bindings that name them.
@@ -246,6 +247,6 @@ func (bindingMapping) Indexes() []entity.RefIndex {
 		byTarget("route", &configurationv1alpha1.KongRoute{}, "KongRoute"),
 		byTarget("consumer", &configurationv1.KongConsumer{}, "KongConsumer"),
 		byTarget("consumerGroup", &configurationv1beta1.KongConsumerGroup{}, "KongConsumerGroup"),
-		cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef { return binding(o).Spec.ControlPlaneRef }),
+		kindbase.CPRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef { return binding(o).Spec.ControlPlaneRef }),
 	}
 }

@@ -12,6 +12,7 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -28,7 +29,7 @@ func (routeMapping) Type() konnectapi.EntityType           { return konnectapi.T
 func (routeMapping) New() *configurationv1alpha1.KongRoute { return &configurationv1alpha1.KongRoute{} }
 func (routeMapping) NewList() client.ObjectList            { return &configurationv1alpha1.KongRouteList{} }
 func (routeMapping) Items(l client.ObjectList) []*configurationv1alpha1.KongRoute {
-	return pointers(l.(*configurationv1alpha1.KongRouteList).Items)
+	return kindbase.Pointers(l.(*configurationv1alpha1.KongRouteList).Items)
 }
 
 // serviceRefName is the KongService a route names; an unset type counts as namespacedRef, the only one there is.
@@ -49,7 +50,7 @@ func (routeMapping) Managed(r *configurationv1alpha1.KongRoute) bool {
 // service-less route needs its control plane. Either way the control plane's auth configuration must be valid.
 func (routeMapping) Resolve(ctx context.Context, c client.Reader, r *configurationv1alpha1.KongRoute) (entity.Refs, []entity.RefCheck, error) {
 	if r.Spec.ServiceRef == nil {
-		return resolveControlPlane(ctx, c, r.Namespace, r.Spec.ControlPlaneRef)
+		return kindbase.ResolveControlPlane(ctx, c, r.Namespace, r.Spec.ControlPlaneRef)
 	}
 	check := entity.RefCheck{Type: konnectv1alpha1.ConditionKongServiceRefValid}
 	name := serviceRefName(r)
@@ -70,13 +71,13 @@ func (routeMapping) Resolve(ctx context.Context, c client.Reader, r *configurati
 		return entity.Refs{}, []entity.RefCheck{check}, nil
 	}
 	check.OK, check.Message = true, fmt.Sprintf("KongService %s/%s exists in Konnect", r.Namespace, name)
-	if own, svcCP := cpRefName(r.Spec.ControlPlaneRef), cpRefName(svc.Spec.ControlPlaneRef); own != "" && own != svcCP {
+	if own, svcCP := kindbase.CPRefName(r.Spec.ControlPlaneRef), kindbase.CPRefName(svc.Spec.ControlPlaneRef); own != "" && own != svcCP {
 		cpCheck := entity.RefCheck{Type: konnectv1alpha1.ConditionControlPlaneRefValid, Message: fmt.Sprintf(
 			"controlPlaneRef names KonnectGatewayControlPlane %s but KongService %s/%s is in %s: a route lives in its service's control plane, so drop controlPlaneRef or make them match",
 			own, r.Namespace, name, svcCP)}
 		return entity.Refs{}, []entity.RefCheck{check, cpCheck}, nil
 	}
-	refs, checks, err := resolveControlPlane(ctx, c, r.Namespace, svc.Spec.ControlPlaneRef)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, r.Namespace, svc.Spec.ControlPlaneRef)
 	if err != nil {
 		return entity.Refs{}, nil, err
 	}
@@ -85,11 +86,11 @@ func (routeMapping) Resolve(ctx context.Context, c client.Reader, r *configurati
 }
 
 func (k routeMapping) Desired(r *configurationv1alpha1.KongRoute, refs entity.Refs) (map[string]any, error) {
-	body, err := bodyOf(r.Spec.KongRouteAPISpec)
+	body, err := kindbase.BodyOf(r.Spec.KongRouteAPISpec)
 	if err != nil {
 		return nil, err
 	}
-	body["tags"] = stringsToAny(entity.IdentityTags(k.Name(), r, r.Spec.Tags))
+	body["tags"] = kindbase.StringsToAny(entity.IdentityTags(k.Name(), r, r.Spec.Tags))
 	if refs.ServiceID != "" {
 		body["service"] = map[string]any{"id": refs.ServiceID}
 	}
@@ -104,7 +105,7 @@ func (routeMapping) Conditions(r *configurationv1alpha1.KongRoute) *[]metav1.Con
 
 func (routeMapping) State(r *configurationv1alpha1.KongRoute) entity.State {
 	if k := r.Status.Konnect; k != nil {
-		st := stateInControlPlane(&k.KonnectEntityStatusWithControlPlaneRef, r.Status.SyncStatus)
+		st := kindbase.StateInControlPlane(&k.KonnectEntityStatusWithControlPlaneRef, r.Status.SyncStatus)
 		st.ServiceID = k.ServiceID
 		return st
 	}
@@ -113,19 +114,19 @@ func (routeMapping) State(r *configurationv1alpha1.KongRoute) entity.State {
 
 func (routeMapping) SetState(r *configurationv1alpha1.KongRoute, st entity.State) {
 	r.Status.Konnect = &configurationv1alpha1.KonnectEntityStatusWithControlPlaneAndServiceRefs{
-		KonnectEntityStatusWithControlPlaneRef: *statusInControlPlane(st),
+		KonnectEntityStatusWithControlPlaneRef: *kindbase.StatusInControlPlane(st),
 		ServiceID:                              st.ServiceID,
 	}
 	r.Status.SyncStatus = st.Sync
 }
 
 func (k routeMapping) DeletionScope(ctx context.Context, c client.Reader, r *configurationv1alpha1.KongRoute, st entity.State) (*konnectv1alpha1.KonnectAPIAuthConfiguration, string, error) {
-	return deletionScopeInControlPlane(ctx, c, r, st, k.Resolve)
+	return kindbase.DeletionScopeInControlPlane(ctx, c, r, st, k.Resolve)
 }
 
 func (routeMapping) Indexes() []entity.RefIndex {
 	return []entity.RefIndex{
-		cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
+		kindbase.CPRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 			return o.(*configurationv1alpha1.KongRoute).Spec.ControlPlaneRef
 		}),
 		{

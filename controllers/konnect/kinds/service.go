@@ -11,8 +11,8 @@ import (
 
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
-	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -31,7 +31,7 @@ func (serviceMapping) New() *configurationv1alpha1.KongService {
 }
 func (serviceMapping) NewList() client.ObjectList { return &configurationv1alpha1.KongServiceList{} }
 func (serviceMapping) Items(l client.ObjectList) []*configurationv1alpha1.KongService {
-	return pointers(l.(*configurationv1alpha1.KongServiceList).Items)
+	return kindbase.Pointers(l.(*configurationv1alpha1.KongServiceList).Items)
 }
 
 func (serviceMapping) Managed(s *configurationv1alpha1.KongService) bool {
@@ -39,13 +39,13 @@ func (serviceMapping) Managed(s *configurationv1alpha1.KongService) bool {
 }
 
 func (serviceMapping) Resolve(ctx context.Context, c client.Reader, s *configurationv1alpha1.KongService) (entity.Refs, []entity.RefCheck, error) {
-	return resolveControlPlane(ctx, c, s.Namespace, s.Spec.ControlPlaneRef)
+	return kindbase.ResolveControlPlane(ctx, c, s.Namespace, s.Spec.ControlPlaneRef)
 }
 
 // Desired is the service; its url, a write-only shorthand that Konnect stores as protocol, host, port and path, is
 // sent as those four fields, so they can be compared for drift.
 func (k serviceMapping) Desired(s *configurationv1alpha1.KongService, _ entity.Refs) (map[string]any, error) {
-	body, err := bodyOf(s.Spec.KongServiceAPISpec)
+	body, err := kindbase.BodyOf(s.Spec.KongServiceAPISpec)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,7 @@ func (k serviceMapping) Desired(s *configurationv1alpha1.KongService, _ entity.R
 			return nil, fmt.Errorf("KongService %s/%s: spec.url: %w", s.Namespace, s.Name, err)
 		}
 	}
-	body["tags"] = stringsToAny(entity.IdentityTags(k.Name(), s, s.Spec.Tags))
+	body["tags"] = kindbase.StringsToAny(entity.IdentityTags(k.Name(), s, s.Spec.Tags))
 	return body, nil
 }
 
@@ -94,33 +94,20 @@ func (serviceMapping) Conditions(s *configurationv1alpha1.KongService) *[]metav1
 }
 
 func (serviceMapping) State(s *configurationv1alpha1.KongService) entity.State {
-	return stateInControlPlane(s.Status.Konnect, s.Status.SyncStatus)
+	return kindbase.StateInControlPlane(s.Status.Konnect, s.Status.SyncStatus)
 }
 
 func (serviceMapping) SetState(s *configurationv1alpha1.KongService, st entity.State) {
-	s.Status.Konnect = statusInControlPlane(st)
+	s.Status.Konnect = kindbase.StatusInControlPlane(st)
 	s.Status.SyncStatus = st.Sync
 }
 
 func (k serviceMapping) DeletionScope(ctx context.Context, c client.Reader, s *configurationv1alpha1.KongService, st entity.State) (*konnectv1alpha1.KonnectAPIAuthConfiguration, string, error) {
-	return deletionScopeInControlPlane(ctx, c, s, st, k.Resolve)
+	return kindbase.DeletionScopeInControlPlane(ctx, c, s, st, k.Resolve)
 }
 
 func (serviceMapping) Indexes() []entity.RefIndex {
-	return []entity.RefIndex{cpRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
+	return []entity.RefIndex{kindbase.CPRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 		return o.(*configurationv1alpha1.KongService).Spec.ControlPlaneRef
 	})}
-}
-
-func cpRefIndex(ref func(client.Object) *configurationv1alpha1.ControlPlaneRef) entity.RefIndex {
-	return entity.RefIndex{
-		Field:  indexControlPlaneRef,
-		Target: &konnectv1alpha2.KonnectGatewayControlPlane{},
-		Extract: func(o client.Object) []string {
-			if name := cpRefName(ref(o)); name != "" {
-				return []string{name}
-			}
-			return nil
-		},
-	}
 }

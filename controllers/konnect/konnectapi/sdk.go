@@ -107,7 +107,7 @@ func (a *sdkAPI) Create(ctx context.Context, t EntityType, cpID string, body map
 				return field(resp, err, func() any { return resp.Plugin })
 			})
 		default:
-			err = fmt.Errorf("unknown entity type %q", t)
+			out, err = a.createGateway(ctx, t, cpID, body)
 		}
 		return err
 	})
@@ -164,7 +164,7 @@ func (a *sdkAPI) Update(ctx context.Context, t EntityType, cpID, id string, body
 				return field(resp, err, func() any { return resp.Plugin })
 			})
 		default:
-			err = fmt.Errorf("unknown entity type %q", t)
+			out, err = a.updateGateway(ctx, t, cpID, id, body)
 		}
 		return err
 	})
@@ -289,7 +289,7 @@ func (a *sdkAPI) Delete(ctx context.Context, t EntityType, cpID, id string) erro
 		case TypePlugin:
 			_, err = a.sdk.Plugins.DeletePlugin(ctx, cpID, id)
 		default:
-			err = fmt.Errorf("unknown entity type %q", t)
+			err = a.deleteGateway(ctx, t, cpID, id)
 		}
 		return err
 	})
@@ -370,7 +370,7 @@ func (a *sdkAPI) listPage(ctx context.Context, t EntityType, cpID string, size i
 		}
 		return anyPage(resp.Object.Data, resp.Object.Offset)
 	}
-	return nil, nil, fmt.Errorf("unknown entity type %q", t)
+	return a.listGatewayPage(ctx, t, cpID, size, tags, offset)
 }
 
 func (a *sdkAPI) listControlPlanes(ctx context.Context, label string, out *[]Entity) error {

@@ -92,6 +92,8 @@ type kindSpec struct {
 	// uniqueKey, when set, is a value that must be unique among the entities of the kind (a plugin's name and
 	// scope), with the label naming it in the error.
 	uniqueKey func(obj object) (key, label string)
+	// hostName: the name is a host name (an SNI's, with wildcards), checked by check instead of namePattern.
+	hostName bool
 }
 
 // coreSpecs maps each core entity kind to its spec.
@@ -259,7 +261,11 @@ func init() {
 		k.parentSpec = consumerSpec
 	}
 	routeSpec.parentSpec = serviceSpec
-	for _, k := range []*kindSpec{serviceSpec, routeSpec, consumerSpec, basicAuthSpec, keyAuthSpec, aclSpec, jwtSpec, hmacAuthSpec, consumerGroupSpec, pluginSpec} {
+	targetSpec.parentSpec = upstreamSpec
+	sniSpec.parentSpec = certificateSpec
+	keySpec.parentSpec = keySetSpec
+	for _, k := range []*kindSpec{serviceSpec, routeSpec, consumerSpec, basicAuthSpec, keyAuthSpec, aclSpec, jwtSpec, hmacAuthSpec, consumerGroupSpec, pluginSpec,
+		upstreamSpec, targetSpec, vaultSpec, certificateSpec, caCertificateSpec, sniSpec, keySpec, keySetSpec} {
 		coreSpecs[k.kind] = k
 	}
 }
@@ -313,7 +319,7 @@ func (k *kindSpec) validate(body object) (object, []errorDetail) {
 	if id, ok := obj["id"]; ok && !isUUID(store.Str(id)) {
 		bad = append(bad, fieldError("id", "must be a valid UUID"))
 	}
-	if name, ok := obj["name"]; ok && !namePattern.MatchString(store.Str(name)) {
+	if name, ok := obj["name"]; ok && !k.hostName && !namePattern.MatchString(store.Str(name)) {
 		bad = append(bad, fieldError("name", "must only contain letters, digits, '.', '-', '_' and '~'"))
 	}
 	if len(bad) == 0 && k.check != nil {

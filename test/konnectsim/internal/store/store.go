@@ -37,11 +37,34 @@ const (
 	KindConsumerGroup Kind = "consumer-group"
 	// KindPlugin is a plugin, global or scoped to a service, route, consumer or consumer group.
 	KindPlugin Kind = "plugin"
+	// Upstreams and their targets; certificates, their SNIs and CA certificates; keys and key sets; vaults; and
+	// the data plane client certificates of a control plane (not a core entity: served apart, without tags).
+	KindUpstream      Kind = "upstream"
+	KindTarget        Kind = "target"
+	KindCertificate   Kind = "certificate"
+	KindCACertificate Kind = "ca-certificate"
+	KindSNI           Kind = "sni"
+	KindKey           Kind = "key"
+	KindKeySet        Kind = "key-set"
+	KindVault         Kind = "vault"
+	KindDPCertificate Kind = "dp-client-certificate"
 )
 
 // CoreKinds are the kinds stored in a control plane, in the order Objects lists them.
 var CoreKinds = []Kind{KindService, KindRoute, KindConsumer, KindBasicAuth, KindKeyAuth, KindACL, KindJWT, KindHMACAuth,
-	KindConsumerGroup, KindPlugin}
+	KindConsumerGroup, KindPlugin, KindUpstream, KindTarget, KindCertificate, KindCACertificate, KindSNI, KindKeySet,
+	KindKey, KindVault, KindDPCertificate}
+
+// cascades are the entities Konnect deletes with their parent (Kong's on_delete cascade): the child kind and the
+// child's field naming the parent.
+var cascades = map[Kind]struct {
+	child Kind
+	field string
+}{
+	KindUpstream:    {KindTarget, "upstream"},
+	KindCertificate: {KindSNI, "certificate"},
+	KindKeySet:      {KindKey, "set"},
+}
 
 // pluginScopes are the fields of a plugin naming what it is scoped to, with the kind each names.
 var pluginScopes = map[string]Kind{"service": KindService, "route": KindRoute, "consumer": KindConsumer, "consumer_group": KindConsumerGroup}
@@ -100,7 +123,8 @@ func NewControlPlane(seq int64, obj map[string]any) *ControlPlane {
 }
 
 // DeleteLocked deletes an entity and what Konnect deletes with it: a consumer's credentials, the plugins scoped to
-// the entity, and the consumer group memberships of a consumer or a consumer group.
+// the entity, the consumer group memberships of a consumer or a consumer group, an upstream's targets, a
+// certificate's SNIs and a key set's keys.
 func (cp *ControlPlane) DeleteLocked(kind Kind, id string) {
 	delete(cp.Entities[kind], id)
 	for field, k := range pluginScopes {
@@ -110,6 +134,13 @@ func (cp *ControlPlane) DeleteLocked(kind Kind, id string) {
 		for pid, rec := range cp.Entities[KindPlugin] {
 			if ParentOf(rec.Obj, field) == id {
 				delete(cp.Entities[KindPlugin], pid)
+			}
+		}
+	}
+	if c, ok := cascades[kind]; ok {
+		for cid, rec := range cp.Entities[c.child] {
+			if ParentOf(rec.Obj, c.field) == id {
+				delete(cp.Entities[c.child], cid)
 			}
 		}
 	}
@@ -464,6 +495,12 @@ func DisplayName(kind Kind, obj map[string]any) string {
 		return Str(obj["key"])
 	case KindACL:
 		return Str(obj["group"])
+	case KindTarget:
+		return Str(obj["target"])
+	case KindKey:
+		return Str(obj["kid"])
+	case KindVault:
+		return Str(obj["prefix"])
 	}
 	return Str(obj["name"])
 }
