@@ -18,7 +18,8 @@ import (
 // is rechecked every 10s (entity.Recheck), so 30s leaves room for one of each on a loaded machine.
 const apiServerBound = 30 * time.Second
 
-// TestKonnectAPIServerRestarted: the Konnect operator, as a process, creates 500 entities (as TestKonnectChaos,
+// TestKonnectAPIServerRestarted: the Konnect operator, as one process for all runs (each in a namespace of its
+// own), creates 500 entities (as TestKonnectChaos,
 // against a simulator that answers every request, 50ms each, within its rate limit) and kube-apiserver is restarted
 // when a seeded random share (20% to 70%) of them exists in Konnect — while the objects are still being declared, if
 // the operator keeps pace; then everything is deleted and kube-apiserver is restarted again when a share of the
@@ -30,6 +31,9 @@ func TestKonnectAPIServerRestarted(t *testing.T) {
 	chaos.Require(t)
 	runs, first := envInt(t, "KONNECT_CHAOS_APISERVER_RUNS", 10), uint64(envInt(t, "KONNECT_CHAOS_APISERVER_SEED", 1))
 	bin := buildOperator(t)
+	// One simulator and one operator process for every run, as one operator lives through many restarts of its
+	// cluster's API server: the runs follow each other, so the restarts come every few seconds.
+	shared := newScenarioWith(t, bin, "", first, konnectsim.Options{Seed: first, Latency: 50 * time.Millisecond, RateLimit: 200, RateLimitBurst: 50})
 	row := chaos.Row{
 		Scenario: fmt.Sprintf("Konnect operator: kube-apiserver restarted while it creates %d entities, and again while it deletes them "+
 			"(the operator keeps running)", entities),
@@ -43,7 +47,9 @@ func TestKonnectAPIServerRestarted(t *testing.T) {
 		seed := first + i
 		var r restartResult
 		row.Runs++
-		if t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) { restartRun(t, bin, seed, &r) }) {
+		if t.Run(fmt.Sprintf("seed-%d", seed), func(t *testing.T) {
+			restartRun(shared.inNamespace(t, fmt.Sprintf("konnect-apiserver-%d", seed), seed), &r)
+		}) {
 			row.Converged++
 			row.Slowest = max(row.Slowest, r.create.after, r.delete.after)
 		}
@@ -73,9 +79,8 @@ type phaseResult struct {
 
 type restartResult struct{ create, delete phaseResult }
 
-func restartRun(t *testing.T, bin string, seed uint64, r *restartResult) {
-	s := newScenarioWith(t, bin, fmt.Sprintf("konnect-apiserver-%d", seed), seed,
-		konnectsim.Options{Seed: seed, Latency: 50 * time.Millisecond, RateLimit: 200, RateLimitBurst: 50})
+func restartRun(s *scenario, r *restartResult) {
+	t := s.t
 	share := 0.2 + 0.5*s.rnd.Float64()
 	r.create = s.restartDuring("create", s.createAll, func(n int) bool { return n >= int(share*entities) }, s.programmed)
 	for _, p := range s.duplicates() {

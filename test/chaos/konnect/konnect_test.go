@@ -146,7 +146,8 @@ func newScenario(t *testing.T, bin, ns string, seed uint64) *scenario {
 	return s
 }
 
-// newScenarioWith starts the simulator with opts and the operator (bin), watching the new namespace ns.
+// newScenarioWith starts the simulator with opts and the operator (bin), watching the new namespace ns; with ns ""
+// the operator watches every namespace and each run gets one of its own (inNamespace).
 func newScenarioWith(t *testing.T, bin, ns string, seed uint64, opts konnectsim.Options) *scenario {
 	t.Helper()
 	if kubeAPI == nil {
@@ -169,24 +170,38 @@ func newScenarioWith(t *testing.T, bin, ns string, seed uint64, opts konnectsim.
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-
-	logPath := filepath.Join(os.TempDir(), ns+"-operator.log")
-	op := newOperator(t, bin, logPath,
-		"--kubeconfig", kubeAPI.KubeconfigPath, "--watch-namespaces", ns,
+	args := []string{"--kubeconfig", kubeAPI.KubeconfigPath,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 		// A short period, so that drift scans run during the scenario too.
 		"--sync-period", "15s",
 		"--konnect-rate-limit", "100",
-	)
+	}
+	logName := "konnect-all-namespaces"
+	if ns != "" {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+		args, logName = append(args, "--watch-namespaces", ns), ns
+	}
+	logPath := filepath.Join(os.TempDir(), logName+"-operator.log")
+	op := newOperator(t, bin, logPath, args...)
 	t.Logf("operator log: %s", logPath)
 	op.start()
 
 	s := &scenario{t: t, ctx: ctx, c: c, sim: sim, op: op, ns: ns, rnd: rand.New(rand.NewPCG(seed, seed+1)), stopThrottle: make(chan struct{})}
 	t.Cleanup(func() { close(s.stopThrottle) })
 	return s
+}
+
+// inNamespace is s for one run of a scenario whose operator watches every namespace: the same simulator and
+// operator, the new namespace ns, t's checks and a random source of seed.
+func (s *scenario) inNamespace(t *testing.T, ns string, seed uint64) *scenario {
+	t.Helper()
+	if err := s.c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	return &scenario{t: t, ctx: t.Context(), c: s.c, sim: s.sim, op: s.op, ns: ns, rnd: rand.New(rand.NewPCG(seed, seed+1)),
+		stopThrottle: s.stopThrottle}
 }
 
 // throttleBursts answers every request with 429 and Retry-After: 1s for half a second, every 4 seconds, until the
