@@ -37,6 +37,7 @@ import (
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/outage"
 )
 
 func main() {
@@ -233,6 +234,9 @@ func newManager(o *options) (ctrl.Manager, error) {
 			},
 			// No loop reads managedFields; without them a thousand OperatorVersions and Deployments take far less memory.
 			DefaultTransform: cache.TransformStripManagedFields(),
+			// Caches resume within seconds of the API server's return after it restarted, not after client-go's
+			// reflector backoff of up to a minute (package outage).
+			NewInformer: outage.NewInformer,
 		},
 	})
 	if err != nil {

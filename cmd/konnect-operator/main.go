@@ -21,6 +21,7 @@ import (
 	"github.com/almproject/alm/controllers/konnect"
 	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/controllers/konnect/handoff"
+	"github.com/almproject/alm/internal/outage"
 )
 
 func main() {
@@ -190,7 +191,9 @@ func newManager(o *options) (ctrl.Manager, error) {
 	cfg.QPS, cfg.Burst = float32(o.kubeQPS), o.kubeBurst
 	// The cache holds every object the operator syncs; their managedFields (often the larger part of a small object)
 	// are never read: dropping them keeps the memory of 10,000 objects well within bounds.
-	watch := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+	// NewInformer: the cache resumes within seconds of the API server's return after a restart, not after client-go's
+	// reflector backoff of up to a minute (package outage).
+	watch := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), NewInformer: outage.NewInformer}
 	for ns := range strings.SplitSeq(o.watchNamespaces, ",") {
 		if ns = strings.TrimSpace(ns); ns != "" {
 			if watch.DefaultNamespaces == nil {

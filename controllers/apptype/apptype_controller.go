@@ -25,6 +25,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/outage"
 	"github.com/almproject/alm/internal/status"
 )
 
@@ -244,7 +245,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, at *operatorsv1alpha1.AppT
 
 // SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("apptype").
+	return ctrl.NewControllerManagedBy(mgr).Named("apptype").WithOptions(outage.Controller()).
 		For(&operatorsv1alpha1.AppType{}).
 		Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.forVersion)).
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.forCatalog)).

@@ -36,6 +36,7 @@ import (
 	"github.com/almproject/alm/catalog/fbc"
 	"github.com/almproject/alm/controllers/internal/imagepull"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/outage"
 	"github.com/almproject/alm/internal/status"
 )
 
@@ -265,7 +266,7 @@ func set(st *operatorsv1alpha1.CatalogSourceStatus, cs *operatorsv1alpha1.Catalo
 
 // SetupWithManager registers the loop: CatalogSources, and the labelled ConfigMaps that make up their contents.
 func (r *Reconciler) SetupWithManager(mgr manager.Manager) error {
-	return builder.ControllerManagedBy(mgr).Named("catalogsource").
+	return builder.ControllerManagedBy(mgr).Named("catalogsource").WithOptions(outage.Controller()).
 		// Its own status writes do not trigger a read (an image source would poll at every write); a spec, label or
 		// annotation change does: `kubectl annotate catsrc NAME refresh=$(date +%s)` polls an image source now.
 		For(&operatorsv1alpha1.CatalogSource{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},

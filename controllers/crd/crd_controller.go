@@ -20,6 +20,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/outage"
 )
 
 // Reconciler makes sure the package providing an ALM-managed CRD is declared where the CRD is needed.
@@ -103,7 +104,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		_, ok := obj.GetLabels()[operatorsv1alpha1.LabelAppType]
 		return ok
 	})
-	return ctrl.NewControllerManagedBy(mgr).Named("crd").
+	return ctrl.NewControllerManagedBy(mgr).Named("crd").WithOptions(outage.Controller()).
 		For(&apiextensionsv1.CustomResourceDefinition{}, builder.WithPredicates(labelled)).
 		Complete(r)
 }

@@ -28,6 +28,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/policy"
+	"github.com/almproject/alm/internal/outage"
 )
 
 // ClusterRoleName is the ClusterRole the loop maintains; config/rbac binds it to ALM's ServiceAccount.
@@ -137,7 +138,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return ok
 	})
 	ours := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == ClusterRoleName })
-	return ctrl.NewControllerManagedBy(mgr).Named("crdaccess").
+	return ctrl.NewControllerManagedBy(mgr).Named("crdaccess").WithOptions(outage.Controller()).
 		// Only a new, changed (spec) or deleted version can change the rules; status writes cannot.
 		Watches(&operatorsv1alpha1.OperatorVersion{}, one, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, one, builder.WithPredicates(labelled, predicate.GenerationChangedPredicate{})).

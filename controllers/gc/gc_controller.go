@@ -17,6 +17,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/internal/versions"
+	"github.com/almproject/alm/internal/outage"
 )
 
 // Reconciler deletes replaced OperatorVersions that own nothing.
@@ -57,7 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	replacedBy := succeeded(candidates)
 	if replacedBy == nil {
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: recheck(ov)}, nil
 	}
 	owned, err := r.owned(ctx, ov)
 	if err != nil {
@@ -72,6 +73,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // requeueWhileAdopting: the Upgrade loop is still handing objects over.
 const requeueWhileAdopting = 5 * time.Second
+
+// recheck is when a version that is not collectable yet is looked at again although no watch event may come: a
+// Replacing one (its replacement's Succeeded status is not in the cache yet) after installer.Recheck; any other
+// waits for the events of its package's versions.
+func recheck(ov *operatorsv1alpha1.OperatorVersion) time.Duration {
+	if ov.Status.Phase == operatorsv1alpha1.PhaseReplacing {
+		return installer.Recheck
+	}
+	return 0
+}
 
 // Collectable is the GC decision: ov is replaced by a Succeeded version and owns nothing.
 func Collectable(ov, replacedBy *operatorsv1alpha1.OperatorVersion, owned int) bool {
@@ -105,6 +116,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.Objects = objects
-	b := ctrl.NewControllerManagedBy(mgr).Named("gc").For(&operatorsv1alpha1.OperatorVersion{})
+	b := ctrl.NewControllerManagedBy(mgr).Named("gc").WithOptions(outage.Controller()).For(&operatorsv1alpha1.OperatorVersion{})
 	return installer.Watch(b, mgr.GetClient()).Complete(r)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/versions"
+	"github.com/almproject/alm/internal/outage"
 )
 
 // Reconciler installs OperatorVersions that replace nothing installed.
@@ -43,7 +44,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if r.Installer.Stale(ov) {
-		return ctrl.Result{}, nil // the cache does not show this loop's last write yet; its watch event comes
+		// The cache does not show this loop's last write yet: its watch event brings ov back, or, if that event
+		// is lost (an API server restart), the recheck does.
+		return ctrl.Result{RequeueAfter: installer.Recheck}, nil
 	}
 	if len(versions.Successors(ov, all)) > 0 || len(versions.Predecessors(ov, all)) > 0 {
 		return ctrl.Result{}, nil // a newer version is taking over, or this one upgrades another: the Upgrade loop's
@@ -63,6 +66,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.Installer.UseObjectCache(mgr); err != nil {
 		return err
 	}
-	b := ctrl.NewControllerManagedBy(mgr).Named("install").For(&operatorsv1alpha1.OperatorVersion{})
+	b := ctrl.NewControllerManagedBy(mgr).Named("install").WithOptions(outage.Controller()).For(&operatorsv1alpha1.OperatorVersion{})
 	return installer.Watch(b, mgr.GetClient()).Complete(r)
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 	"github.com/almproject/alm/controllers/konnect/pluginannotation"
 	"github.com/almproject/alm/controllers/konnect/retag"
+	"github.com/almproject/alm/internal/outage"
 )
 
 // +kubebuilder:rbac:groups=konnect.konghq.com,resources=konnectapiauthconfigurations;konnectgatewaycontrolplanes,verbs=get;list;watch;update;patch
@@ -203,10 +204,12 @@ func optionalKinds(mapper apimeta.RESTMapper) (installedKinds, error) {
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period
-// (controller-runtime's default grows to 1000s, far too long to wait out a burst of 429s or 5xx). The Konnect rate
-// limit, not the workqueue, protects Konnect.
+// nor outage.MaxFailureBackoff (controller-runtime's default grows to 1000s, far too long to wait out a burst of
+// 429s or 5xx, or an API server restart, during which every request fails at once). The Konnect rate limit, not the
+// workqueue, protects Konnect.
 func retryLimiter(syncPeriod time.Duration) workqueue.TypedRateLimiter[reconcile.Request] {
-	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond, max(syncPeriod, time.Second))
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](50*time.Millisecond,
+		max(min(syncPeriod, outage.MaxFailureBackoff), time.Second))
 }
 
 // setupHandoff adds the hand-over's Runner when the operator runs as an OperatorVersion that takes part in its

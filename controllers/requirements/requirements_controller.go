@@ -37,6 +37,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/outage"
 )
 
 // Reconciler creates missing required CRDs from the catalog.
@@ -217,7 +218,7 @@ func GVK(crdName, version, kind string) schema.GroupVersionKind {
 
 // SetupWithManager registers the loop: OperatorVersions, and catalog changes for the pending ones.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named("requirements").
+	return ctrl.NewControllerManagedBy(mgr).Named("requirements").WithOptions(outage.Controller()).
 		// Only pending versions with required CRDs have anything for this loop to do.
 		For(&operatorsv1alpha1.OperatorVersion{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(obj client.Object) bool {
 			ov, ok := obj.(*operatorsv1alpha1.OperatorVersion)

@@ -22,6 +22,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/metrics"
+	"github.com/almproject/alm/internal/outage"
 	"github.com/almproject/alm/internal/status"
 )
 
@@ -55,7 +56,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if r.Installer.Stale(ov) {
-		return ctrl.Result{}, nil // the cache does not show this loop's last write yet; its watch event comes
+		// The cache does not show this loop's last write yet: its watch event brings ov back, or, if that event
+		// is lost (an API server restart), the recheck does.
+		return ctrl.Result{RequeueAfter: installer.Recheck}, nil
 	}
 	olds := versions.Chain(ov, all)
 	if len(olds) == 0 || len(versions.Successors(ov, all)) > 0 {
@@ -191,6 +194,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.Objects = r.Installer.Objects
-	b := ctrl.NewControllerManagedBy(mgr).Named("upgrade").For(&operatorsv1alpha1.OperatorVersion{})
+	b := ctrl.NewControllerManagedBy(mgr).Named("upgrade").WithOptions(outage.Controller()).For(&operatorsv1alpha1.OperatorVersion{})
 	return installer.Watch(b, mgr.GetClient()).Complete(r)
 }

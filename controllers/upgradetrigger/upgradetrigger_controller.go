@@ -20,6 +20,7 @@ import (
 	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/outage"
 )
 
 // Name is the loop's name (--loops, the controller and its events).
@@ -112,7 +113,7 @@ func NextHop(ix *index.Index, res index.Result, namespace string) (*operatorsv1a
 
 // SetupWithManager registers the loop: OperatorVersions, AppType approval changes and catalog changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).Named(Name).
+	return ctrl.NewControllerManagedBy(mgr).Named(Name).WithOptions(outage.Controller()).
 		For(&operatorsv1alpha1.OperatorVersion{}).
 		Watches(&operatorsv1alpha1.AppType{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			return r.versions(ctx, obj.GetNamespace(), obj.(*operatorsv1alpha1.AppType).Spec.Package)

@@ -44,6 +44,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/almproject/alm/internal/outage"
 	"github.com/almproject/alm/test/noderunner/images"
 
 	"github.com/almproject/alm/test/noderunner/deploystatus"
@@ -151,7 +152,10 @@ func (r *Runner) setupManager() error {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
 	}
-	cacheOpts := cache.Options{}
+	// Its Deployment watch resumes within seconds after kube-apiserver restarts (package outage), not after client-go's
+	// reflector backoff of up to a minute: ALM's installs wait for the status it writes, and the chaos scenarios
+	// measure ALM, not this stand-in's backoff. A failed reconcile is retried within 10s for the same reason.
+	cacheOpts := cache.Options{NewInformer: outage.NewInformer}
 	if len(r.opts.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range r.opts.Namespaces {
@@ -168,7 +172,7 @@ func (r *Runner) setupManager() error {
 		return err
 	}
 	r.mgr = mgr
-	return ctrl.NewControllerManagedBy(mgr).Named("noderunner").For(&appsv1.Deployment{}).
+	return ctrl.NewControllerManagedBy(mgr).Named("noderunner").For(&appsv1.Deployment{}).WithOptions(outage.Controller()).
 		WatchesRawSource(source.Channel(r.events, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }

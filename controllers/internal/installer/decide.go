@@ -16,7 +16,7 @@ const (
 	// requeueRequirements: a required CRD is missing or not established yet (the timeout is checked each time).
 	requeueRequirements = 30 * time.Second
 	// requeueRollout: a Deployment is rolling out, or its rollout failed and may still recover or time out.
-	requeueRollout = 10 * time.Second
+	requeueRollout = Recheck
 	// requeueBundle: the bundle image cannot be pulled yet (registry, CatalogSource or pull Secret); nothing watched
 	// says when that clears.
 	requeueBundle = 30 * time.Second
@@ -24,6 +24,14 @@ const (
 	// granted (RBAC objects are not watched).
 	requeueRefused = 30 * time.Second
 )
+
+// Recheck is how soon a version that waits on the cluster (Installing: its Deployments; its own last status write
+// not in the cache yet; Replacing: its objects to be handed over) is looked at again from the cache, whatever the
+// watches deliver: a watch event that is lost or late (an API server restart) delays it by at most this. 10s: a
+// tenth of the time an install is given to roll out by default (5m) is not noticeable to a user, and it costs no
+// request — a recheck reads the cache, which resumes within seconds of an API server outage (package outage), and
+// writes only when something changed.
+const Recheck = 10 * time.Second
 
 // terminal reasons: retrying cannot help, a newer version has to fix the bundle.
 var terminal = map[string]bool{

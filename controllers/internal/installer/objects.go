@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/internal/outage"
 )
 
 var (
@@ -40,6 +41,7 @@ func Objects(mgr ctrl.Manager) (cache.Cache, error) {
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: labels.NewSelector().Add(*req),
 		DefaultTransform:     cache.TransformStripManagedFields(),
+		NewInformer:          outage.NewInformer, // resumes within seconds after an API server restart
 	})
 	if err != nil {
 		return nil, err

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
@@ -33,7 +32,10 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 	}
 	controllerutil.RemoveFinalizer(obj, Finalizer)
 	if err := r.Update(ctx, obj); err != nil {
-		return ctrl.Result{}, ignoreConflict(client.IgnoreNotFound(err))
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{RequeueAfter: Recheck}, ignoreConflict(err)
 	}
 	r.attempted.Delete(obj.GetUID())
 	r.drifted.Delete(obj.GetUID())

@@ -84,8 +84,9 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if r.behindOwnWrite(obj) {
 		// A copy older than our own last status write (e.g. the event of our finalizer update, read before the
 		// event of the status write): nothing to do with it, and a status written from it would only be refused as
-		// stale. The event of our write is on its way and brings the object back.
-		return ctrl.Result{}, nil
+		// stale. The event of our write is on its way and brings the object back; if it is lost (an API server
+		// restart), the recheck does.
+		return ctrl.Result{RequeueAfter: Recheck}, nil
 	}
 	if !obj.GetDeletionTimestamp().IsZero() || !r.Kind.Managed(obj) {
 		// An object that is not (or no longer) this operator's is let go like a deleted one.
@@ -95,7 +96,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	neverSent := controllerutil.AddFinalizer(obj, Finalizer)
 	if neverSent {
 		if err := r.Update(ctx, obj); err != nil {
-			return ctrl.Result{}, ignoreConflict(fmt.Errorf("adding finalizer to %s %s: %w", r.Kind.Name(), klog.KObj(obj), err))
+			return ctrl.Result{RequeueAfter: Recheck}, ignoreConflict(fmt.Errorf("adding finalizer to %s %s: %w", r.Kind.Name(), klog.KObj(obj), err))
 		}
 	}
 	orig := obj.DeepCopyObject().(T)
@@ -130,6 +131,12 @@ func (r *Reconciler[T]) persisted(obj T) {
 		r.written.Store(obj.GetUID(), w)
 	}
 }
+
+// Recheck is how soon an object that waits on the cluster is looked at again although no watch event may come: its
+// own status write is not in the cache yet, a write of it was refused as stale, or a reference is not ready (its
+// parent not Programmed yet). A lost or late event (an API server restart) then delays it by at most this; a recheck
+// reads the cache only and calls Konnect only when there is something to do. 10s: well within the sync period (1m).
+const Recheck = 10 * time.Second
 
 // ignoreConflict drops a conflict: our copy was stale, so the newer version's watch event is still on its way
 // and brings the object back to the queue. Returning the error would only add backoff (and `written` keeps what

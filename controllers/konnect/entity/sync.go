@@ -80,7 +80,7 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T, neverSent bool) (ctrl.R
 
 // references resolves the object's references, the Konnect client and the body it declares. A nil pass means the
 // reconcile stops here with res and err: a reference is invalid (no Konnect call; the watch on the referenced
-// object brings the object back when it becomes ready), the client cannot be made, or the spec is invalid.
+// object brings the object back when it becomes ready, and Recheck if that event is lost), the client cannot be made, or the spec is invalid.
 func (r *Reconciler[T]) references(ctx context.Context, obj T) (*pass, ctrl.Result, error) {
 	refs, checks, err := r.Kind.Resolve(ctx, r.Client, obj)
 	if err != nil {
@@ -88,7 +88,7 @@ func (r *Reconciler[T]) references(ctx context.Context, obj T) (*pass, ctrl.Resu
 	}
 	if failed := r.applyChecks(obj, checks); failed != nil {
 		r.setProgrammed(obj, false, konnectv1alpha1.ReasonInvalidReference, failed.Message)
-		return nil, ctrl.Result{}, nil
+		return nil, ctrl.Result{RequeueAfter: Recheck}, nil
 	}
 	api, serverURL, err := r.Clients.API(ctx, refs.Auth)
 	if err != nil {

@@ -16,7 +16,7 @@
 // CatalogSource in that namespace), so runs share nothing but ALM.
 //
 // The runs are random but replayable: the seed is logged, and ALM_CHAOS_SEED=<seed> replays it. ALM_CHAOS_RUNS and
-// ALM_CHAOS_APISERVER_RUNS change the number of runs (20 and 5); ALM_CHAOS_KEEP=1 keeps the logs of a passing run.
+// ALM_CHAOS_APISERVER_RUNS change the number of runs (20 and 10); ALM_CHAOS_KEEP=1 keeps the logs of a passing run.
 package alm_test
 
 import (

@@ -28,10 +28,8 @@ import (
 const (
 	// catalogName is the ConfigMap CatalogSource each run publishes its bundles into, in its own namespace.
 	catalogName = "chaos"
-	// convergeTimeout bounds the wait for the end state after a fault. A run that needs longer did not converge.
-	// It is generous for kube-apiserver restarts: ALM's informers retry their watches with client-go's reflector
-	// backoff (0.8s doubling up to 30s, plus up to 100% jitter, reset only after 2 minutes without an error), and
-	// ALM's lifecycle loops wait for watch events, so restarts a minute apart take ever longer to be noticed.
+	// convergeTimeout bounds the wait for the end state after a fault. A run that needs longer did not converge; a
+	// scenario may bound it tighter (scenario's bound), and then waits on to tell a slow run from a stuck one.
 	convergeTimeout = 3 * time.Minute
 	// idleAfter: ALM made no write for this long, so the window ended before the chosen write.
 	idleAfter = 3 * time.Second
@@ -287,6 +285,10 @@ type tally struct {
 	phases          map[string]int
 	kills           []int
 	late            int
+	// repaired are the ends of the faults, in order.
+	repaired []time.Time
+	// over are the times of the runs that reached the end state, but later than the scenario's bound.
+	over []time.Duration
 }
 
 func (s *tally) add(res result) {
@@ -296,6 +298,9 @@ func (s *tally) add(res result) {
 	s.runs++
 	s.phases[res.phase]++
 	s.kills = append(s.kills, res.writes)
+	if !res.repaired.IsZero() {
+		s.repaired = append(s.repaired, res.repaired)
+	}
 	if !res.reached {
 		s.late++
 	}
@@ -337,6 +342,13 @@ func (s *tally) notes(calibration string, restarts int) string {
 		out += fmt.Sprintf(" (%d after ALM went idle)", s.late)
 	}
 	out += fmt.Sprintf("; median convergence %s", median(s.times).Round(10*time.Millisecond))
+	if len(s.repaired) > 1 {
+		var gaps []time.Duration
+		for i := 1; i < len(s.repaired); i++ {
+			gaps = append(gaps, s.repaired[i].Sub(s.repaired[i-1]))
+		}
+		out += fmt.Sprintf("; one fault every %s (median)", median(gaps).Round(time.Second))
+	}
 	if len(s.leaders) > 0 {
 		out += fmt.Sprintf("; the restarted ALM held its Lease after median %s, at most %s (the killed process's Lease runs out first)",
 			median(s.leaders).Round(10*time.Millisecond), s.leaders[len(s.leaders)-1].Round(10*time.Millisecond))

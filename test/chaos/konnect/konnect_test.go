@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -134,16 +135,25 @@ type scenario struct {
 	killNotes    []string
 }
 
-// newScenario starts the simulator and the operator (bin), watching the new namespace ns.
+// newScenario starts the simulator and the operator (bin), watching the new namespace ns. The Konnect API: 50ms per
+// request, a server-side limit of 200 requests/s (burst 50) answered with 429 and Retry-After, 10% 5xx (nothing
+// committed), 5% of the changes committed but answered 502, and bursts of 429 for everything every 4s.
 func newScenario(t *testing.T, bin, ns string, seed uint64) *scenario {
+	t.Helper()
+	s := newScenarioWith(t, bin, ns, seed, konnectsim.Options{Seed: seed, Latency: 50 * time.Millisecond, RateLimit: 200, RateLimitBurst: 50,
+		ErrorRate: 0.10, LostResponseRate: 0.05})
+	go s.throttleBursts()
+	return s
+}
+
+// newScenarioWith starts the simulator with opts and the operator (bin), watching the new namespace ns; with ns ""
+// the operator watches every namespace and each run gets one of its own (inNamespace).
+func newScenarioWith(t *testing.T, bin, ns string, seed uint64, opts konnectsim.Options) *scenario {
 	t.Helper()
 	if kubeAPI == nil {
 		t.Fatal("no local control plane")
 	}
-	// The Konnect API: 50ms per request, a server-side limit of 200 requests/s (burst 50) answered with 429 and
-	// Retry-After, 10% 5xx (nothing committed), 5% of the changes committed but answered 502.
-	sim := konnectsim.New(konnectsim.Options{Seed: seed, Latency: 50 * time.Millisecond, RateLimit: 200, RateLimitBurst: 50,
-		ErrorRate: 0.10, LostResponseRate: 0.05})
+	sim := konnectsim.New(opts)
 	if err := sim.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -160,25 +170,38 @@ func newScenario(t *testing.T, bin, ns string, seed uint64) *scenario {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-
-	logPath := filepath.Join(os.TempDir(), ns+"-operator.log")
-	op := newOperator(t, bin, logPath,
-		"--kubeconfig", kubeAPI.KubeconfigPath, "--watch-namespaces", ns,
+	args := []string{"--kubeconfig", kubeAPI.KubeconfigPath,
 		"--metrics-bind-address", "0", "--health-probe-bind-address", "0",
 		// A short period, so that drift scans run during the scenario too.
 		"--sync-period", "15s",
 		"--konnect-rate-limit", "100",
-	)
+	}
+	logName := "konnect-all-namespaces"
+	if ns != "" {
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			t.Fatal(err)
+		}
+		args, logName = append(args, "--watch-namespaces", ns), ns
+	}
+	logPath := filepath.Join(os.TempDir(), logName+"-operator.log")
+	op := newOperator(t, bin, logPath, args...)
 	t.Logf("operator log: %s", logPath)
 	op.start()
 
 	s := &scenario{t: t, ctx: ctx, c: c, sim: sim, op: op, ns: ns, rnd: rand.New(rand.NewPCG(seed, seed+1)), stopThrottle: make(chan struct{})}
 	t.Cleanup(func() { close(s.stopThrottle) })
-	go s.throttleBursts()
 	return s
+}
+
+// inNamespace is s for one run of a scenario whose operator watches every namespace: the same simulator and
+// operator, the new namespace ns, t's checks and a random source of seed.
+func (s *scenario) inNamespace(t *testing.T, ns string, seed uint64) *scenario {
+	t.Helper()
+	if err := s.c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	return &scenario{t: t, ctx: t.Context(), c: s.c, sim: s.sim, op: s.op, ns: ns, rnd: rand.New(rand.NewPCG(seed, seed+1)),
+		stopThrottle: s.stopThrottle}
 }
 
 // throttleBursts answers every request with 429 and Retry-After: 1s for half a second, every 4 seconds, until the
@@ -301,11 +324,32 @@ func allDone(holds []*heldCreate) bool {
 
 // ---- the objects ----
 
+// create declares obj, retrying for up to a minute what kube-apiserver refuses while it restarts (a create whose
+// answer was lost then finds it there).
 func (s *scenario) create(obj client.Object) {
 	s.t.Helper()
 	obj.SetNamespace(s.ns)
-	if err := s.c.Create(s.ctx, obj); err != nil {
-		s.t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	s.retry(fmt.Sprintf("creating %T %s", obj, obj.GetName()), func() error {
+		if err := s.c.Create(s.ctx, obj); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	})
+}
+
+// retry calls f until it succeeds, for up to a minute.
+func (s *scenario) retry(what string, f func() error) {
+	s.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
@@ -455,9 +499,7 @@ func (s *scenario) deleteAll() {
 		&configurationv1alpha1.KongRoute{}, &configurationv1alpha1.KongService{}, &configurationv1.KongConsumer{},
 		&konnectv1alpha2.KonnectGatewayControlPlane{}, &konnectv1alpha1.KonnectAPIAuthConfiguration{}, &corev1.Secret{},
 	} {
-		if err := s.c.DeleteAllOf(s.ctx, obj, client.InNamespace(s.ns)); err != nil {
-			s.t.Fatalf("deleting every %T: %v", obj, err)
-		}
+		s.retry(fmt.Sprintf("deleting every %T", obj), func() error { return s.c.DeleteAllOf(s.ctx, obj, client.InNamespace(s.ns)) })
 	}
 }
 
