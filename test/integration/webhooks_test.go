@@ -156,11 +156,7 @@ func TestWebhooksInstallAndUpgrade(t *testing.T) {
 	waitAppType(t, c, ns, whop, 2*time.Minute, installed("2.0.0"))
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: whop + ".v1.0.0"}}, time.Minute)
 	waitOnlyPod(t, runner, ns, whop+"-operator") // until 1.0.0's pod has stopped
-	n, failed, firstFailure := writes()
-	t.Logf("writes during the upgrade: %d, failed: %d", n, failed)
-	if n == 0 || failed > 0 {
-		t.Errorf("%d of %d writes during the upgrade failed; first: %v", failed, n, firstFailure)
-	}
+	writes().check(t, "the upgrade")
 	checkWebhooks(t, c, ns, "2.0.0")
 	for _, list := range []client.ObjectList{&admissionregistrationv1.ValidatingWebhookConfigurationList{}, &admissionregistrationv1.MutatingWebhookConfigurationList{}} {
 		if err := c.List(t.Context(), list, client.MatchingLabels{operatorsv1alpha1.LabelAppType: whop}); err != nil {
