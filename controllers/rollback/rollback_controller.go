@@ -129,10 +129,11 @@ func (r *Reconciler) start(ctx context.Context, at *operatorsv1alpha1.AppType, d
 		}
 	}
 	if err := r.checkCRDs(ctx, ov); err != nil {
-		if !errors.Is(err, errUnsafe) {
+		var unsafe *unsafeError
+		if !errors.As(err, &unsafe) {
 			return nil, "", err
 		}
-		why = fmt.Sprintf("rolling %s back to %s is refused: %v", d.From.Name, ov.Name, errors.Unwrap(err))
+		why = fmt.Sprintf("rolling %s back to %s is refused: %v", d.From.Name, ov.Name, unsafe.error)
 		r.Recorder.Eventf(at, d.From, corev1.EventTypeWarning, operatorsv1alpha1.ReasonRollbackRefused, "Rollback", "%s", truncate(why, 1000))
 		return nil, why, nil
 	}

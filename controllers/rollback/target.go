@@ -2,7 +2,6 @@ package rollback
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -87,8 +86,8 @@ func orVersion(d Decision) string {
 	return "a bundle"
 }
 
-// errUnsafe is a CRD of the rollback version that would drop a stored version or invalidate existing objects.
-var errUnsafe = errors.New("unsafe CRD")
+// unsafeError is a CRD of the rollback version that would drop a stored version or invalidate existing objects.
+type unsafeError struct{ error }
 
 // checkCRDs refuses a rollback whose CRDs would drop a version still in a CRD's status.storedVersions or make
 // existing objects invalid (crdsafety.UpdateSafe, as the installer checks every CRD update).
@@ -100,7 +99,7 @@ func (r *Reconciler) checkCRDs(ctx context.Context, ov *operatorsv1alpha1.Operat
 		}
 		desired := &apiextensionsv1.CustomResourceDefinition{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(desiredU.Object, desired); err != nil {
-			return fmt.Errorf("%w: CRD %s of %s is malformed: %w", errUnsafe, desiredU.GetName(), ov.Name, err)
+			return &unsafeError{fmt.Errorf("CRD %s of %s is malformed: %w", desiredU.GetName(), ov.Name, err)}
 		}
 		existing := &apiextensionsv1.CustomResourceDefinition{}
 		if err := r.Get(ctx, client.ObjectKey{Name: desired.Name}, existing); err != nil {
@@ -117,7 +116,7 @@ func (r *Reconciler) checkCRDs(ctx context.Context, ov *operatorsv1alpha1.Operat
 			return err
 		}
 		if err := crdsafety.UpdateSafe(existing, desired, objects); err != nil {
-			return fmt.Errorf("%w: %w", errUnsafe, err)
+			return &unsafeError{err}
 		}
 	}
 	return nil

@@ -231,3 +231,117 @@ func holds(t *testing.T, d time.Duration, cond func() error) {
 		}
 	}
 }
+
+// approve sets the AppType's spec.approvedVersion (approval: Manual).
+func approve(t *testing.T, c client.Client, ns, name, version string) {
+	t.Helper()
+	at := &operatorsv1alpha1.AppType{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, at); err != nil {
+		t.Fatal(err)
+	}
+	at.Spec.Approval, at.Spec.ApprovedVersion = operatorsv1alpha1.ApprovalManual, version
+	if err := c.Update(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// manualUpgrade installs 1.0.0 and 2.0.0 (which replaces it) of pkg in ns with approval: Manual, approving 2.0.0.
+func manualUpgrade(t *testing.T, c client.Client, ns, pkg string, v1, v2 harness.Demo) {
+	t.Helper()
+	root := t.TempDir()
+	harness.Publish(t, c, harness.WriteBundle(t, root, v1), "ops", ns)
+	appType(t, c, ns, pkg, func(at *operatorsv1alpha1.AppType) { at.Spec.Approval = operatorsv1alpha1.ApprovalManual })
+	waitAppType(t, c, ns, pkg, time.Minute, installed("1.0.0"))
+	harness.Publish(t, c, harness.WriteBundle(t, root, v2), "ops", ns)
+	approve(t, c, ns, pkg, "2.0.0")
+	waitAppType(t, c, ns, pkg, time.Minute, installed("2.0.0"))
+	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + ".v1.0.0"}}, time.Minute)
+}
+
+// Manual rollback: with approval: Manual, approving an older version downgrades to it through the hand-over
+// (objects keep their UIDs); the newer version is offered again, awaiting approval, and approving it upgrades again.
+// 2.0.0 adds a served version v2 to the CRD but keeps storing v1, so going back to 1.0.0's CRD is safe.
+func TestDowngradeByApprovedVersion(t *testing.T) {
+	const pkg = "dg"
+	c := harness.Client(t, cp)
+	harness.RunKubelet(t, c, nil)
+	startALM(t, "all")
+	ns := harness.Namespace(t, c, "downgrade")
+	catalogSource(t, c, ns, "ops")
+	manualUpgrade(t, c, ns, pkg, harness.Demo{Package: pkg, Name: pkg + ".v1.0.0", Version: "1.0.0"},
+		harness.Demo{Package: pkg, Name: pkg + ".v2.0.0", Version: "2.0.0", Replaces: pkg + ".v1.0.0", CRDVersions: []string{"v1", "v2"}})
+	before := objectUIDs(t, c, sharedObjects(ns, pkg))
+
+	approve(t, c, ns, pkg, "1.0.0")
+	at := waitAppType(t, c, ns, pkg, time.Minute, func(at *operatorsv1alpha1.AppType) error {
+		if err := installed("1.0.0")(at); err != nil {
+			return err
+		}
+		cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionUpgradeAvailable)
+		if at.Status.AvailableUpgrade != "2.0.0" || cond == nil || cond.Reason != operatorsv1alpha1.ReasonAwaitingApproval {
+			return fmt.Errorf("availableUpgrade %q, UpgradeAvailable %+v; want 2.0.0 awaiting approval", at.Status.AvailableUpgrade, cond)
+		}
+		return nil
+	})
+	cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionRolledBack)
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != operatorsv1alpha1.ReasonDowngraded ||
+		!strings.Contains(cond.Message, "spec.approvedVersion 1.0.0 is older than the installed "+pkg+".v2.0.0") {
+		t.Errorf("condition RolledBack %+v, want True %s naming approvedVersion", cond, operatorsv1alpha1.ReasonDowngraded)
+	} else {
+		t.Logf("AppType condition RolledBack: %s: %s", cond.Reason, cond.Message)
+	}
+	if len(at.Status.RolledBack) != 0 {
+		t.Errorf("status.rolledBack %+v after a downgrade the user asked for, want none (2.0.0 stays on offer)", at.Status.RolledBack)
+	}
+	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + ".v2.0.0"}}, time.Minute)
+	assertSameUIDs(t, "the downgrade", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
+	harness.WaitDeploymentImage(t, c, ns, pkg+"-operator", "alm.local/"+pkg+":1.0.0", time.Second)
+
+	// Approving 2.0.0 again upgrades again (a new 2.0.0, which replaces the rollback).
+	approve(t, c, ns, pkg, "2.0.0")
+	waitAppType(t, c, ns, pkg, time.Minute, installed("2.0.0"))
+	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + ".v1.0.0"}}, time.Minute)
+	assertSameUIDs(t, "the upgrade after the downgrade", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
+}
+
+// A downgrade whose CRD would drop a version still in status.storedVersions (2.0.0 stores Widgets as v2; 1.0.0
+// knows only v1) is refused with a condition saying so; 2.0.0 keeps running and owning everything.
+func TestDowngradeThatDropsAStoredVersionIsRefused(t *testing.T) {
+	const pkg = "dgcrd"
+	c := harness.Client(t, cp)
+	harness.RunKubelet(t, c, nil)
+	startALM(t, "all")
+	ns := harness.Namespace(t, c, "downgrade-crd")
+	catalogSource(t, c, ns, "ops")
+	manualUpgrade(t, c, ns, pkg, harness.Demo{Package: pkg, Name: pkg + ".v1.0.0", Version: "1.0.0"},
+		harness.Demo{Package: pkg, Name: pkg + ".v2.0.0", Version: "2.0.0", Replaces: pkg + ".v1.0.0", CRDVersions: []string{"v2", "v1"}})
+	w := widget(ns, "stored-as-v2", "v2")
+	w.SetAPIVersion(pkg + ".example.com/v2")
+	if err := c.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+
+	approve(t, c, ns, pkg, "1.0.0")
+	at := waitAppType(t, c, ns, pkg, time.Minute, func(at *operatorsv1alpha1.AppType) error {
+		cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionRolledBack)
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != operatorsv1alpha1.ReasonRollbackRefused {
+			return fmt.Errorf("condition RolledBack %+v, want False %s", cond, operatorsv1alpha1.ReasonRollbackRefused)
+		}
+		return nil
+	})
+	cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionRolledBack)
+	t.Logf("AppType condition RolledBack: %s: %s", cond.Reason, cond.Message)
+	if !strings.Contains(cond.Message, "removes version v2, which is still in status.storedVersions") {
+		t.Errorf("RolledBack message %q does not say which stored version would be dropped", cond.Message)
+	}
+	holds(t, 2*time.Second, func() error {
+		ov := &operatorsv1alpha1.OperatorVersion{}
+		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: pkg + ".v2.0.0"}, ov); err != nil {
+			return err
+		}
+		if ov.Status.Phase != operatorsv1alpha1.PhaseSucceeded || !ovGone(t, c, ns, pkg+".v1.0.0") {
+			return fmt.Errorf("%s is %s, or %s.v1.0.0 exists: the refused downgrade must change nothing", ov.Name, ov.Status.Phase, pkg)
+		}
+		return nil
+	})
+}
