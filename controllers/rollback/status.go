@@ -32,7 +32,15 @@ func Record(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, 
 		addRolledBack(st, operatorsv1alpha1.RolledBackVersion{Name: from.Name, Version: from.Version, RolledBackTo: installed.Name,
 			Reason: from.Reason, Time: installed.CreationTimestamp})
 	}
-	setCondition(st, at, metav1.ConditionTrue, reason, from.Reason+"; rolled back to "+installed.Name)
+	switch installed.Status.Phase {
+	case operatorsv1alpha1.PhaseSucceeded:
+		setCondition(st, at, metav1.ConditionTrue, reason, from.Reason+"; rolled back to "+installed.Name)
+	case operatorsv1alpha1.PhaseFailed:
+		setCondition(st, at, metav1.ConditionFalse, operatorsv1alpha1.ReasonRollbackFailed, from.Reason+"; rolling back to "+
+			installed.Name+" failed ("+installed.Status.Reason+": "+installed.Status.Message+"); "+from.Name+" keeps running")
+	default:
+		setCondition(st, at, metav1.ConditionUnknown, reason, from.Reason+"; rolling back to "+installed.Name)
+	}
 }
 
 // addRolledBack lists rb in st.RolledBack unless its version is listed already.

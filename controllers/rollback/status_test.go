@@ -11,8 +11,12 @@ import (
 )
 
 func TestRecord(t *testing.T) {
-	back := func(automatic bool) *operatorsv1alpha1.OperatorVersion {
+	back := func(automatic bool, phase ...operatorsv1alpha1.OperatorVersionPhase) *operatorsv1alpha1.OperatorVersion {
 		o := ovOf("p.v1.0.0", "1.0.0", func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Status.Phase = operatorsv1alpha1.PhaseSucceeded
+			if len(phase) > 0 {
+				o.Status.Phase = phase[0]
+			}
 			o.Spec.RollbackFrom = &operatorsv1alpha1.RollbackSource{Name: "p.v2.0.0", Version: "2.0.0", Automatic: automatic,
 				Reason: "p.v2.0.0 was not available for 5s after taking over: x"}
 		})
@@ -36,6 +40,10 @@ func TestRecord(t *testing.T) {
 			wantStatus: metav1.ConditionTrue, wantReason: operatorsv1alpha1.ReasonAutomaticRollback, wantListed: []string{"p.v2.0.0"}},
 		{name: "listed once", installed: back(true), before: operatorsv1alpha1.AppTypeStatus{RolledBack: []operatorsv1alpha1.RolledBackVersion{{Name: "p.v2.0.0"}}},
 			wantStatus: metav1.ConditionTrue, wantReason: operatorsv1alpha1.ReasonAutomaticRollback, wantListed: []string{"p.v2.0.0"}},
+		{name: "while the older version installs: Unknown, listed already", installed: back(true, operatorsv1alpha1.PhaseInstalling),
+			wantStatus: metav1.ConditionUnknown, wantReason: operatorsv1alpha1.ReasonAutomaticRollback, wantListed: []string{"p.v2.0.0"}},
+		{name: "the older version failed", installed: back(false, operatorsv1alpha1.PhaseFailed),
+			wantStatus: metav1.ConditionFalse, wantReason: operatorsv1alpha1.ReasonRollbackFailed},
 		{name: "a downgrade is not listed", installed: back(false), wantStatus: metav1.ConditionTrue, wantReason: operatorsv1alpha1.ReasonDowngraded},
 		{name: "refused", installed: &plain, refused: "CRD widgets: ...", wantStatus: metav1.ConditionFalse, wantReason: operatorsv1alpha1.ReasonRollbackRefused},
 		{name: "a refusal that no longer applies is cleared", installed: &plain, before: operatorsv1alpha1.AppTypeStatus{Conditions: []metav1.Condition{{

@@ -219,6 +219,10 @@ func TestAutomaticRollbackAfterReadinessFails(t *testing.T) {
 	harness.Publish(t, c, harness.WriteBundle(t, root, probedDemo(pkg, "2.0.1", "2.0.0")), "ops", ns)
 	waitAppType(t, c, ns, pkg, time.Minute, installed("2.0.1"))
 	harness.WaitGone(t, c, back, time.Minute)
+	if fixed := waitOV(t, c, ns, pkg+".v2.0.1", func(*operatorsv1alpha1.OperatorVersion) error { return nil }); fixed.Status.TakenOver == nil ||
+		fixed.Status.TakenOver.From != back.Name {
+		t.Errorf("%s took over from %+v, want straight from %s (never through the rolled back 2.0.0)", fixed.Name, fixed.Status.TakenOver, back.Name)
+	}
 	assertSameUIDs(t, "the upgrade to 2.0.1", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
 }
 

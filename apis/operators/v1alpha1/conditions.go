@@ -27,8 +27,10 @@ const (
 	ConditionHandoff = "HandoffCompleted"
 	// ConditionRolledBack (on an AppType): True when ALM rolled back from a version (reason AutomaticRollback: it
 	// was not available after taking over; Downgraded: spec.approvedVersion or spec.versionRange asked for an older
-	// version), naming the version and why; False (RollbackRefused) when a rollback or downgrade would drop a CRD
-	// stored version, make existing objects invalid, or its version is not in a catalog.
+	// version), naming the version and why; Unknown with the same reasons while the older version installs; False
+	// when a rollback or downgrade was refused (RollbackRefused: it would drop a CRD stored version, make existing
+	// objects invalid, or its version is not in a catalog) or the older version failed (RollbackFailed; the newer
+	// one keeps running).
 	ConditionRolledBack = "RolledBack"
 )
 
@@ -37,6 +39,7 @@ const (
 	ReasonAutomaticRollback = "AutomaticRollback"
 	ReasonDowngraded        = "Downgraded"
 	ReasonRollbackRefused   = "RollbackRefused"
+	ReasonRollbackFailed    = "RollbackFailed"
 )
 
 // Condition reasons.
