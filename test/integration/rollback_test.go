@@ -3,7 +3,9 @@ package integration
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -196,7 +199,8 @@ func TestAutomaticRollbackAfterReadinessFails(t *testing.T) {
 	}
 	harness.WaitDeploymentImage(t, c, ns, pkg+"-operator", "alm.local/"+pkg+":1.0.0", time.Second)
 
-	// 2.0.0 is not offered again: the resolution says why, and no version of it is created while 1.0.0 stays.
+	// 2.0.0 is not offered again: the resolution says why, and no version of it is created from now on.
+	created := watchCreated(t, ns)
 	at = waitAppType(t, c, ns, pkg, 30*time.Second, func(at *operatorsv1alpha1.AppType) error {
 		for _, cand := range at.Status.Resolution {
 			if cand.Name == pkg+".v2.0.0" && strings.HasPrefix(cand.Reason, "RolledBack: rolled back: "+pkg+".v2.0.0 was not available") {
@@ -223,7 +227,41 @@ func TestAutomaticRollbackAfterReadinessFails(t *testing.T) {
 		fixed.Status.TakenOver.From != back.Name {
 		t.Errorf("%s took over from %+v, want straight from %s (never through the rolled back 2.0.0)", fixed.Name, fixed.Status.TakenOver, back.Name)
 	}
+	if names := created(); slices.Contains(names, pkg+".v2.0.0") {
+		t.Errorf("OperatorVersions created after the rollback: %v; %s.v2.0.0 was rolled back and must not be installed again", names, pkg)
+	}
 	assertSameUIDs(t, "the upgrade to 2.0.1", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
+}
+
+// watchCreated watches the OperatorVersions of ns from now on until the test ends; the function it returns lists
+// the names of those created so far.
+func watchCreated(t *testing.T, ns string) func() []string {
+	t.Helper()
+	wc, err := client.NewWithWatch(cp.Config, client.Options{Scheme: harness.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(t.Context(), &operatorsv1alpha1.OperatorVersionList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	var mu sync.Mutex
+	var names []string
+	go func() {
+		for ev := range w.ResultChan() {
+			if ov, ok := ev.Object.(*operatorsv1alpha1.OperatorVersion); ok && ev.Type == watch.Added {
+				mu.Lock()
+				names = append(names, ov.Name)
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(names)
+	}
 }
 
 // holds checks cond every 100ms for d; it fails at the first error.
