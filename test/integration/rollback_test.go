@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -264,6 +266,32 @@ func watchCreated(t *testing.T, ns string) func() []string {
 	}
 }
 
+// uninstall deletes the AppType pkg in ns, waits until its OperatorVersions are gone, then deletes the CRD crdName.
+// It runs in t.Cleanup, while ALM still runs (t.Context() is done by then).
+func uninstall(t *testing.T, c client.Client, ns, pkg, crdName string) {
+	ctx := context.Background()
+	at := &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg}}
+	if err := client.IgnoreNotFound(c.Delete(ctx, at)); err != nil {
+		t.Error(err)
+		return
+	}
+	harness.Eventually(t, time.Minute, func() error {
+		list := &operatorsv1alpha1.OperatorVersionList{}
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d OperatorVersions left in %s", len(list.Items), ns)
+		}
+		return nil
+	})
+	crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}}
+	if err := client.IgnoreNotFound(c.Delete(ctx, crd)); err != nil {
+		t.Error(err)
+	}
+	harness.WaitGone(t, c, crd, time.Minute)
+}
+
 // holds checks cond every 100ms for d; it fails at the first error.
 func holds(t *testing.T, d time.Duration, cond func() error) {
 	t.Helper()
@@ -281,8 +309,9 @@ func approve(t *testing.T, c client.Client, ns, name, version string) {
 	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, at); err != nil {
 		t.Fatal(err)
 	}
+	patch := client.MergeFrom(at.DeepCopy()) // no resourceVersion: the loops write the status meanwhile
 	at.Spec.Approval, at.Spec.ApprovedVersion = operatorsv1alpha1.ApprovalManual, version
-	if err := c.Update(t.Context(), at); err != nil {
+	if err := c.Patch(t.Context(), at, patch); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -323,6 +352,9 @@ func TestDowngradeByApprovedVersion(t *testing.T) {
 		if at.Status.AvailableUpgrade != "2.0.0" || cond == nil || cond.Reason != operatorsv1alpha1.ReasonAwaitingApproval {
 			return fmt.Errorf("availableUpgrade %q, UpgradeAvailable %+v; want 2.0.0 awaiting approval", at.Status.AvailableUpgrade, cond)
 		}
+		if rb := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionRolledBack); rb == nil || rb.Status == metav1.ConditionUnknown {
+			return fmt.Errorf("condition RolledBack %+v, want it decided", rb)
+		}
 		return nil
 	})
 	cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionRolledBack)
@@ -355,6 +387,9 @@ func TestDowngradeThatDropsAStoredVersionIsRefused(t *testing.T) {
 	startALM(t, "all")
 	ns := harness.Namespace(t, c, "downgrade-crd")
 	catalogSource(t, c, ns, "ops")
+	// The CRD (with v2 stored) outlives the namespace; the next run (-count=N) must start without it. While ALM
+	// runs: the AppType goes (and its versions), then the CRD, which ALM never deletes.
+	t.Cleanup(func() { uninstall(t, c, ns, pkg, "widgets."+pkg+".example.com") })
 	manualUpgrade(t, c, ns, pkg, harness.Demo{Package: pkg, Name: pkg + ".v1.0.0", Version: "1.0.0"},
 		harness.Demo{Package: pkg, Name: pkg + ".v2.0.0", Version: "2.0.0", Replaces: pkg + ".v1.0.0", CRDVersions: []string{"v2", "v1"}})
 	w := widget(ns, "stored-as-v2", "v2")
@@ -386,4 +421,53 @@ func TestDowngradeThatDropsAStoredVersionIsRefused(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A narrowed versionRange that excludes the installed version downgrades to the highest older version in it, with
+// approval: Automatic too; the newer version is then out of range and not offered.
+func TestDowngradeByVersionRange(t *testing.T) {
+	const pkg = "dgr"
+	c := harness.Client(t, cp)
+	harness.RunKubelet(t, c, nil)
+	startALM(t, "all")
+	ns := harness.Namespace(t, c, "downgrade-range")
+	catalogSource(t, c, ns, "ops")
+	root := t.TempDir()
+	for _, d := range []harness.Demo{
+		{Package: pkg, Name: pkg + ".v1.0.0", Version: "1.0.0"},
+		{Package: pkg, Name: pkg + ".v1.1.0", Version: "1.1.0", Replaces: pkg + ".v1.0.0"},
+	} {
+		harness.Publish(t, c, harness.WriteBundle(t, root, d), "ops", ns)
+	}
+	appType(t, c, ns, pkg)
+	waitAppType(t, c, ns, pkg, time.Minute, installed("1.1.0"))
+	harness.Publish(t, c, harness.WriteBundle(t, root, harness.Demo{Package: pkg, Name: pkg + ".v2.0.0", Version: "2.0.0", Replaces: pkg + ".v1.1.0"}), "ops", ns)
+	waitAppType(t, c, ns, pkg, time.Minute, installed("2.0.0"))
+	before := objectUIDs(t, c, sharedObjects(ns, pkg))
+
+	at := &operatorsv1alpha1.AppType{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: pkg}, at); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(at.DeepCopy())
+	at.Spec.VersionRange = "<2.0.0"
+	if err := c.Patch(t.Context(), at, patch); err != nil {
+		t.Fatal(err)
+	}
+	at = waitAppType(t, c, ns, pkg, time.Minute, func(at *operatorsv1alpha1.AppType) error {
+		if err := installed("1.1.0")(at); err != nil {
+			return err
+		}
+		if cond := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionRolledBack); cond == nil ||
+			cond.Status != metav1.ConditionTrue || cond.Reason != operatorsv1alpha1.ReasonDowngraded {
+			return fmt.Errorf("condition RolledBack %+v, want True %s", cond, operatorsv1alpha1.ReasonDowngraded)
+		}
+		return nil
+	})
+	t.Logf("AppType condition RolledBack: %s", apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionRolledBack).Message)
+	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + ".v2.0.0"}}, time.Minute)
+	assertSameUIDs(t, "the downgrade", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
+	if at.Status.AvailableUpgrade != "" {
+		t.Errorf("availableUpgrade %q with versionRange <2.0.0, want none", at.Status.AvailableUpgrade)
+	}
 }
