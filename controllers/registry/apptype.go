@@ -28,13 +28,17 @@ func (r *Registry) Request(at *operatorsv1alpha1.AppType, almNamespace string) (
 }
 
 // Excluded are the versions at rolled back from (status.rolledBack), which resolution does not offer it again, each
-// with why; nil when there are none.
+// with why; nil when there are none. A version that spec.approvedVersion names (approval: Manual) is offered: the
+// user asks for it again.
 func Excluded(at *operatorsv1alpha1.AppType) map[string]string {
-	if len(at.Status.RolledBack) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(at.Status.RolledBack))
+	var out map[string]string
 	for _, rb := range at.Status.RolledBack {
+		if at.Spec.Approval == operatorsv1alpha1.ApprovalManual && rb.Version != "" && rb.Version == at.Spec.ApprovedVersion {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string, len(at.Status.RolledBack))
+		}
 		out[rb.Name] = "rolled back: " + rb.Reason
 	}
 	return out

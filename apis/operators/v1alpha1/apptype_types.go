@@ -186,8 +186,8 @@ type AppTypeStatus struct {
 	Resolution []Candidate `json:"resolution,omitempty"`
 
 	// rolledBack are the versions ALM rolled back from automatically (spec.rollback: Automatic), newest last: the
-	// resolver does not offer them again (status.resolution shows them with reason RolledBack). A version that
-	// replaces one of them is offered as usual.
+	// resolver does not offer them again (status.resolution shows them with reason RolledBack) unless
+	// spec.approvedVersion names one (approval: Manual). A version that replaces one of them is offered as usual.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
