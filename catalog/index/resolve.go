@@ -28,6 +28,9 @@ type Request struct {
 	FromName string
 	// Catalogs, when set, restricts resolution to these catalogs.
 	Catalogs []string
+	// Exclude are bundles not to offer, by name, each with why (an AppType's rolled back versions): such a bundle
+	// is never chosen nor a hop of the upgrade path, but a bundle that upgrades from it is reachable through it.
+	Exclude map[string]string
 }
 
 // Reason says why a candidate was or was not chosen.
@@ -40,6 +43,7 @@ const (
 	ReasonCatalogNotSelected   Reason = "CatalogNotSelected"
 	ReasonOtherChannel         Reason = "OtherChannel"
 	ReasonOutOfRange           Reason = "OutOfRange"
+	ReasonRolledBack           Reason = "RolledBack"
 	ReasonInstalled            Reason = "Installed"
 	ReasonNotNewer             Reason = "NotNewer"
 	ReasonNotSuccessor         Reason = "NotSuccessor"
@@ -144,9 +148,24 @@ func (ix *Index) Resolve(req Request) (Result, error) {
 	res.Candidates[0] = chosen
 	res.Chosen = &res.Candidates[0]
 	if req.From != "" {
-		res.Path = q.reach.path(chosen.Name, req.From)
+		res.Path = withoutExcluded(q.reach.path(chosen.Name, req.From), req.Exclude)
 	}
 	return res, nil
+}
+
+// withoutExcluded drops the excluded bundles from the inner hops of an upgrade path: the hop after one that was
+// rolled back goes straight from the installed version (the rollback stands in for the rolled back version).
+func withoutExcluded(path []string, exclude map[string]string) []string {
+	if len(exclude) == 0 || len(path) <= 2 {
+		return path
+	}
+	out := []string{path[0]}
+	for _, name := range path[1 : len(path)-1] {
+		if exclude[name] == "" {
+			out = append(out, name)
+		}
+	}
+	return append(out, path[len(path)-1])
 }
 
 // parseRequest parses the request's range and installed version.
@@ -253,6 +272,8 @@ func (q query) filter(p *Package, b *bundle.Bundle, entry *Entry, catalogSelecte
 		return ReasonOtherChannel, "not in channel " + q.channel + " (channels: " + strings.Join(channelsOf(p, b), ", ") + ")"
 	case q.rng != nil && !q.rng(b.Version):
 		return ReasonOutOfRange, "outside the range " + q.req.Range
+	case q.req.Exclude[b.Name] != "":
+		return ReasonRolledBack, q.req.Exclude[b.Name]
 	case installed && b.Version.EQ(q.from):
 		return ReasonInstalled, "is the installed version"
 	case installed && b.Version.LT(q.from):

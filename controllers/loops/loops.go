@@ -25,6 +25,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/imagepull"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/controllers/requirements"
+	"github.com/almproject/alm/controllers/rollback"
 	"github.com/almproject/alm/controllers/upgrade"
 	"github.com/almproject/alm/controllers/upgradetrigger"
 )
@@ -139,6 +140,10 @@ var All = []Loop{
 	{Name: upgradetrigger.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&upgradetrigger.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(upgradetrigger.Name), Namespace: o.Namespace,
 			VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
+	}},
+	{Name: rollback.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
+		return (&rollback.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(rollback.Name),
+			Namespace: o.Namespace, VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
 	}},
 	// crdaccess grants ALM list on the custom resources of the CRDs the versions ship, which install and upgrade
 	// read to check a CRD update (ALM's least-privilege role has no `*`).

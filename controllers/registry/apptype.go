@@ -23,7 +23,25 @@ func (r *Registry) Request(at *operatorsv1alpha1.AppType, almNamespace string) (
 	if len(catalogs) == 0 {
 		return index.Request{}, fmt.Errorf("no CatalogSource in namespace %s or in ALM's namespace %s; create one or set spec.source", at.Namespace, almNamespace)
 	}
-	return index.Request{Package: at.Spec.Package, Channel: at.Spec.Channel, Range: at.Spec.VersionRange, Catalogs: catalogs}, nil
+	return index.Request{Package: at.Spec.Package, Channel: at.Spec.Channel, Range: at.Spec.VersionRange, Catalogs: catalogs,
+		Exclude: Excluded(at)}, nil
+}
+
+// Excluded are the versions at rolled back from (status.rolledBack), which resolution does not offer it again, each
+// with why; nil when there are none. A version that spec.approvedVersion names (approval: Manual) is offered: the
+// user asks for it again.
+func Excluded(at *operatorsv1alpha1.AppType) map[string]string {
+	var out map[string]string
+	for _, rb := range at.Status.RolledBack {
+		if at.Spec.Approval == operatorsv1alpha1.ApprovalManual && rb.Version != "" && rb.Version == at.Spec.ApprovedVersion {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string, len(at.Status.RolledBack))
+		}
+		out[rb.Name] = "rolled back: " + rb.Reason
+	}
+	return out
 }
 
 // AppTypeFor returns the AppType that declares ov's package in ov's namespace: the controlling owner of ov if it is

@@ -89,6 +89,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				return ctrl.Result{}, err
 			}
 		}
+		recordTakeover(&res.Status, olds, time.Now())
 	}
 	if err := r.Installer.WriteStatus(ctx, ov, res.Status); err != nil {
 		return ctrl.Result{}, err

@@ -48,6 +48,8 @@ type Demo struct {
 	Webhooks []opv1alpha1.WebhookDescription
 	Args     []string
 	Ports    []corev1.ContainerPort
+	// ReadinessProbe is the operator container's readiness probe.
+	ReadinessProbe *corev1.Probe
 }
 
 // crdGroup is the group of d's owned CRD.
@@ -74,7 +76,7 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 			ObjectMeta: metav1.ObjectMeta{Labels: labels},
 			Spec: corev1.PodSpec{
 				ServiceAccountName: sa,
-				Containers:         []corev1.Container{{Name: "operator", Image: d.Image, Args: d.Args, Ports: d.Ports}},
+				Containers:         []corev1.Container{{Name: "operator", Image: d.Image, Args: d.Args, Ports: d.Ports, ReadinessProbe: d.ReadinessProbe}},
 			},
 		},
 	}

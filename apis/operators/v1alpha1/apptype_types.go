@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -13,6 +15,26 @@ const (
 	ApprovalAutomatic Approval = "Automatic"
 	// ApprovalManual waits until spec.approvedVersion names the offered version.
 	ApprovalManual Approval = "Manual"
+)
+
+// RollbackPolicy says whether ALM goes back to the previous version by itself when an upgrade turns out bad.
+// +kubebuilder:validation:Enum=Automatic;Never
+type RollbackPolicy string
+
+const (
+	// RollbackAutomatic reinstalls the previous version when the version that took over in an upgrade stops being
+	// available for longer than spec.rollbackAfter within spec.rollbackWindow after it took over.
+	RollbackAutomatic RollbackPolicy = "Automatic"
+	// RollbackNever leaves a bad upgrade in place (fail forward: publish a version that replaces it).
+	RollbackNever RollbackPolicy = "Never"
+)
+
+// Rollback defaults.
+const (
+	// DefaultRollbackAfter is how long a version that took over may be unavailable before it is rolled back.
+	DefaultRollbackAfter = 5 * time.Minute
+	// DefaultRollbackWindow is how long after taking over a version that stops being available is rolled back.
+	DefaultRollbackWindow = time.Hour
 )
 
 // SemverPattern matches a semantic version (https://semver.org) without a leading "v".
@@ -74,6 +96,53 @@ type AppTypeSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// rollback is Never (the default: a bad upgrade stays, fail forward) or Automatic: when a version that took
+	// over in an upgrade stops being available (its Deployments not Available) for longer than rollbackAfter, and
+	// it stopped within rollbackWindow after it took over, ALM installs the version it took over from again through
+	// the same hand-over (objects keep their UIDs), records the bad version in status.rolledBack with why (condition
+	// RolledBack) and does not offer it again; a later version that replaces it is offered as usual. A rollback that
+	// would drop a CRD stored version or make existing objects invalid is refused (condition RolledBack=False).
+	// +optional
+	// +kubebuilder:default=Never
+	Rollback RollbackPolicy `json:"rollback,omitempty"`
+
+	// rollbackAfter is how long the version that took over may be unavailable before an automatic rollback, as a
+	// duration such as "5m" or "30s". Default: 5m.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	RollbackAfter *metav1.Duration `json:"rollbackAfter,omitempty"`
+
+	// rollbackWindow is how long after an upgrade took over (the old version's objects handed over) a version that
+	// stops being available is rolled back automatically; after it, fail forward. A duration such as "1h".
+	// Default: 1h.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Format=duration
+	RollbackWindow *metav1.Duration `json:"rollbackWindow,omitempty"`
+}
+
+// RolledBackVersion is a version ALM rolled back from: the resolver does not offer it again to this AppType.
+type RolledBackVersion struct {
+	// name is the OperatorVersion (bundle) name rolled back from.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// version is its version.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	Version string `json:"version,omitempty"`
+	// rolledBackTo is the OperatorVersion installed again in its place.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	RolledBackTo string `json:"rolledBackTo,omitempty"`
+	// reason says why, e.g. "konnect-operator.v1.5.0 was not available for 5m0s after taking over: ...".
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+	// time is when the rollback started.
+	// +optional
+	Time metav1.Time `json:"time,omitempty"`
 }
 
 // Candidate is one bundle the resolver looked at, and why it was or was not chosen.
@@ -120,7 +189,16 @@ type AppTypeStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	Resolution []Candidate `json:"resolution,omitempty"`
 
-	// conditions: Resolved, UpgradeAvailable, Deprecated, Ready.
+	// rolledBack are the versions ALM rolled back from automatically (spec.rollback: Automatic), newest last: the
+	// resolver does not offer them again (status.resolution shows them with reason RolledBack) unless
+	// spec.approvedVersion names one (approval: Manual). A version that replaces one of them is offered as usual.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	RolledBack []RolledBackVersion `json:"rolledBack,omitempty"`
+
+	// conditions: Resolved, UpgradeAvailable, Deprecated, Ready, RolledBack.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -28,6 +28,21 @@ const (
 	// ConditionHandoff (on a version with spec.handoff): whether its operator has taken over from the version it
 	// replaces (reasons HandoffRequested, HandoffCompleted, HandoffFailed, HandoffTimedOut).
 	ConditionHandoff = "HandoffCompleted"
+	// ConditionRolledBack (on an AppType): True when ALM rolled back from a version (reason AutomaticRollback: it
+	// was not available after taking over; Downgraded: spec.approvedVersion or spec.versionRange asked for an older
+	// version), naming the version and why; Unknown with the same reasons while the older version installs; False
+	// when a rollback or downgrade was refused (RollbackRefused: it would drop a CRD stored version, make existing
+	// objects invalid, or its version is not in a catalog) or the older version failed (RollbackFailed; the newer
+	// one keeps running).
+	ConditionRolledBack = "RolledBack"
+)
+
+// Reasons of the AppType condition RolledBack.
+const (
+	ReasonAutomaticRollback = "AutomaticRollback"
+	ReasonDowngraded        = "Downgraded"
+	ReasonRollbackRefused   = "RollbackRefused"
+	ReasonRollbackFailed    = "RollbackFailed"
 )
 
 // Condition reasons.

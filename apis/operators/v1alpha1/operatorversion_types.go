@@ -155,6 +155,14 @@ type OperatorVersionSpec struct {
 	// +optional
 	Handoff *HandoffSpec `json:"handoff,omitempty"`
 
+	// rollbackFrom says that this version is installed again in place of a newer one that took over and is rolled
+	// back (the AppType's spec.rollback, or a downgrade by spec.approvedVersion or spec.versionRange): it takes the
+	// objects over from that version as an upgrade does, and stands in for it in the upgrade graph, so that a
+	// version that replaces the rolled back one replaces this one.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="rollbackFrom is immutable"
+	RollbackFrom *RollbackSource `json:"rollbackFrom,omitempty"`
+
 	// install is the install strategy, as in a ClusterServiceVersion: {strategy: deployment, spec: {deployments,
 	// permissions, clusterPermissions}}. Its schema is not repeated here (the bundle validators check it); ALM
 	// reports an invalid strategy on the OperatorVersion's status. Empty when spec.bundle.image names a bundle image
@@ -181,6 +189,43 @@ type OperatorVersionSpec struct {
 	// +optional
 	// +listType=atomic
 	Objects []runtime.RawExtension `json:"objects,omitempty"`
+}
+
+// RollbackSource is the version a rollback goes back from.
+type RollbackSource struct {
+	// name is the OperatorVersion rolled back from.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// uid is that OperatorVersion's UID: a version created again later under the same name is another one.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+	// version is its version.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Version string `json:"version"`
+	// reason says why it is rolled back.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason,omitempty"`
+	// automatic is true for an automatic rollback (spec.rollback: Automatic): the version rolled back from is not
+	// offered to the AppType again. false for a downgrade the user asked for.
+	// +optional
+	Automatic bool `json:"automatic,omitempty"`
+}
+
+// Takeover is when and from which version a version took over in an upgrade.
+type Takeover struct {
+	// from is the OperatorVersion that was installed before, whose objects this version took over.
+	// +required
+	From string `json:"from"`
+	// version is from's version.
+	// +required
+	Version string `json:"version"`
+	// at is when the objects were handed over.
+	// +required
+	At metav1.Time `json:"at"`
 }
 
 // BundleReference is the bundle an OperatorVersion was resolved from, by digest.
@@ -254,6 +299,12 @@ type OperatorVersionStatus struct {
 	// replacedBy is the name of the OperatorVersion that replaces this one.
 	// +optional
 	ReplacedBy string `json:"replacedBy,omitempty"`
+
+	// takenOver is when and from which version this version took over in an upgrade (written by the Upgrade loop
+	// once it adopted the objects): an AppType with spec.rollback: Automatic rolls back to from if this version
+	// stops being available within spec.rollbackWindow after at.
+	// +optional
+	TakenOver *Takeover `json:"takenOver,omitempty"`
 
 	// handoff is the domain-specific hand-over of a version that takes part in its upgrade (spec.handoff): what ALM
 	// asks it to take over, and its answer. ALM writes from, objects and requestedAt; the operator writes completed

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,11 +23,27 @@ import (
 // Replaces says whether newer upgrades from older: same package and namespace, and by the catalog's upgrade rule
 // (index.Upgrade.EdgeFrom) newer is the newer version and names older in spec.replaces or spec.skips, or
 // older's version is in newer's spec.skipRange.
+//
+// A rollback (spec.rollbackFrom) turns the rule around for the version it goes back from: the rollback replaces
+// it although it is older, it does not replace the rollback (a version created again later under its name, with
+// another UID, does), and the rollback stands in for it: a version that upgrades from it upgrades from the rollback.
 func Replaces(newer, older *operatorsv1alpha1.OperatorVersion) bool {
 	if newer.Name == older.Name || newer.Namespace != older.Namespace || newer.Spec.PackageName != older.Spec.PackageName {
 		return false
 	}
-	return index.UpgradeOf(newer).EdgeFrom(older.Name, older.Spec.Version.Version) != ""
+	if back := newer.Spec.RollbackFrom; back != nil && back.Name == older.Name && (back.UID == "" || back.UID == older.UID) {
+		return true
+	}
+	up := index.UpgradeOf(newer)
+	if back := older.Spec.RollbackFrom; back != nil {
+		if back.Name == newer.Name && (back.UID == "" || back.UID == newer.UID) {
+			return false
+		}
+		if v, err := semver.ParseTolerant(back.Version); err == nil && up.EdgeFrom(back.Name, v) != "" {
+			return true
+		}
+	}
+	return up.EdgeFrom(older.Name, older.Spec.Version.Version) != ""
 }
 
 // Predecessors are the versions in all that newer replaces.
