@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog/crdsafety"
 	"github.com/almproject/alm/catalog/index"
-	"github.com/almproject/alm/controllers/internal/crdsafety"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/registry"
 )
