@@ -67,7 +67,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !Collectable(ov, replacedBy, len(owned)) {
 		return ctrl.Result{RequeueAfter: requeueWhileAdopting}, nil
 	}
-	r.Recorder.Eventf(ov, replacedBy, corev1.EventTypeNormal, "Deleting", "Delete", "Replaced by %s and owns nothing", replacedBy.Name)
+	if ov.Status.ReplacedBy == "" {
+		// A version the Upgrade loop marked Replacing was announced by its Adopted Event; another gets one here.
+		r.Recorder.Eventf(ov, replacedBy, corev1.EventTypeNormal, "Deleting", "Delete", "Replaced by %s and owns nothing", replacedBy.Name)
+	}
 	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, ov))
 }
 
@@ -100,13 +103,15 @@ func succeeded(candidates []*operatorsv1alpha1.OperatorVersion) *operatorsv1alph
 
 // owned lists what ov owns: from the cache when it finds something, else from the API server, so that nothing is
 // collected on a stale answer and the common case (still owning, while the Upgrade loop hands over) costs no request.
+// The API server is asked about the kinds ov can own only (installer.OwnableKinds: those of its plan and its
+// inventory), one list each, not about every kind ALM installs.
 func (r *Reconciler) owned(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) ([]metav1.PartialObjectMetadata, error) {
 	if r.Objects != nil {
 		if owned, err := ownership.Owned(ctx, r.Objects, r.RESTMapper(), ov); err != nil || len(owned) > 0 {
 			return owned, err
 		}
 	}
-	return ownership.Owned(ctx, r.Reader, r.RESTMapper(), ov)
+	return ownership.OwnedOf(ctx, r.Reader, r.RESTMapper(), ov, installer.OwnableKinds(ov))
 }
 
 // SetupWithManager registers the loop. Any change to a version of the package may make another collectable.

@@ -117,11 +117,14 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 			removed++
 		}
 	}
-	if handed+removed > 0 {
+	// One Event tells the hand-over and that old goes Replacing (then the GC loop deletes it): at a thousand
+	// upgrades every Event is a request, and old's own status says it is Replacing.
+	marked := old.Status.Phase == operatorsv1alpha1.PhaseReplacing && old.Status.ReplacedBy == ov.Name
+	if handed+removed > 0 || !marked {
 		r.Recorder.Eventf(ov, old, corev1.EventTypeNormal, "Adopted", "Upgrade",
 			"Took over %d objects from %s and removed %d it no longer ships", handed, old.Name, removed)
 	}
-	if old.Status.Phase == operatorsv1alpha1.PhaseReplacing && old.Status.ReplacedBy == ov.Name {
+	if marked {
 		return nil
 	}
 	orig := old.DeepCopy()
@@ -132,7 +135,6 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 		Type: operatorsv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: operatorsv1alpha1.ReasonReplacing,
 		Message: old.Status.Message, ObservedGeneration: old.Generation,
 	})
-	r.Recorder.Eventf(old, ov, corev1.EventTypeNormal, "Replacing", "Upgrade", "Replaced by %s", ov.Name)
 	if err := status.Patch(ctx, r, orig, old); err != nil {
 		return err
 	}

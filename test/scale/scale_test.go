@@ -92,9 +92,10 @@ func checkUpgrade(t *testing.T, res *Result) {
 		t.Errorf("the upgrades made %d discovery requests in %.0fs, want at most %d (a kind that is not served is looked up again after 10s)", discovery, u.Took.Seconds(), limit)
 	}
 	// The target (BenchmarkScale's row) is 2 x the objects the new version ships; what an upgrade costs beyond it
-	// is in the closing note of issue 23. This bound catches regressions: 89.7 before hand-overs wrote from the cache
-	// and discovery misses were remembered.
-	if got, budget := u.RequestsPerUpgrade(res.Installs), 60.0; got > budget {
+	// is in the closing note of issue 23 and the README ("What an upgrade costs"). This bound catches regressions:
+	// 89.7 before hand-overs wrote from the cache and discovery misses were remembered, 54 while "owns nothing" was
+	// asked of every kind ALM installs and both installing loops ran the cleanup finalizer, 34.4 since.
+	if got, budget := u.RequestsPerUpgrade(res.Installs), 36.0; got > budget {
 		t.Errorf("an upgrade cost %.2f API requests, want at most %.0f; by verb and resource:\n%s", got, budget, u.Requests)
 	}
 }

@@ -12,9 +12,12 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -37,6 +40,9 @@ type Cleaner struct {
 	Objects client.Reader
 	Reader  client.Reader
 	Mapper  apimeta.RESTMapper
+	// Kinds are the kinds a version can own (installer.OwnableKinds), the only ones Reader is asked about; nil, or
+	// nil for a version: every kind ALM installs.
+	Kinds func(*operatorsv1alpha1.OperatorVersion) []schema.GroupVersionKind
 	// lastDeletion is when Finalize last deleted objects of a version, by version.
 	lastDeletion sync.Map
 }
@@ -48,6 +54,9 @@ func (c *Cleaner) Finalize(ctx context.Context, key client.ObjectKey) (bool, tim
 	ov := &operatorsv1alpha1.OperatorVersion{}
 	if err := c.Client.Get(ctx, key, ov); err != nil {
 		c.lastDeletion.Delete(key)
+		if apierrors.IsNotFound(err) {
+			finalizing.forget(key)
+		}
 		return true, 0, client.IgnoreNotFound(err)
 	}
 	if ov.DeletionTimestamp.IsZero() {
@@ -55,8 +64,14 @@ func (c *Cleaner) Finalize(ctx context.Context, key client.ObjectKey) (bool, tim
 	}
 	if !controllerutil.ContainsFinalizer(ov, Finalizer) {
 		c.lastDeletion.Delete(key)
+		finalizing.forget(key)
 		return true, 0, nil
 	}
+	if !finalizing.start(key, ov.UID) {
+		return true, 0, nil // another loop runs the finalizer, or removed it and the cache does not show it yet
+	}
+	removed := false
+	defer func() { finalizing.finish(key, ov.UID, removed) }()
 	owned, err := c.clusterScoped(ctx, ov)
 	if err != nil {
 		return true, 0, err
@@ -100,6 +115,7 @@ func (c *Cleaner) Finalize(ctx context.Context, key client.ObjectKey) (bool, tim
 		return true, 0, err
 	}
 	c.lastDeletion.Delete(key)
+	removed = true
 	return true, 0, nil
 }
 
@@ -107,10 +123,55 @@ func (c *Cleaner) Finalize(ctx context.Context, key client.ObjectKey) (bool, tim
 // server, so that nothing is left behind on a stale answer.
 func (c *Cleaner) clusterScoped(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) ([]metav1.PartialObjectMetadata, error) {
 	if c.Objects != nil {
-		owned, err := ownership.OwnedClusterScoped(ctx, c.Objects, c.Mapper, ov)
+		owned, err := ownership.OwnedClusterScoped(ctx, c.Objects, c.Mapper, ov, nil)
 		if err != nil || len(owned) > 0 {
 			return owned, err
 		}
 	}
-	return ownership.OwnedClusterScoped(ctx, c.Reader, c.Mapper, ov)
+	var kinds []schema.GroupVersionKind
+	if c.Kinds != nil {
+		kinds = c.Kinds(ov)
+	}
+	return ownership.OwnedClusterScoped(ctx, c.Reader, c.Mapper, ov, kinds)
+}
+
+// finalizing is which versions' finalizer a Cleaner is running, and which it removed, for every Cleaner of the
+// process: the Install and Upgrade loops both run the finalizer of every deleted version, and without it the second
+// would list and patch again, at the same time as the first or after it with a cache that still shows the
+// finalizer.
+var finalizing = &inProgress{running: map[types.UID]bool{}, removed: map[client.ObjectKey]types.UID{}}
+
+type inProgress struct {
+	mu      sync.Mutex
+	running map[types.UID]bool
+	removed map[client.ObjectKey]types.UID
+}
+
+// start says whether to run the finalizer of version key (uid) now: not while another Cleaner runs it, nor after one
+// removed it.
+func (p *inProgress) start(key client.ObjectKey, uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running[uid] || p.removed[key] == uid {
+		return false
+	}
+	p.running[uid] = true
+	return true
+}
+
+// finish ends a run that start allowed; removed: it removed the finalizer.
+func (p *inProgress) finish(key client.ObjectKey, uid types.UID, removed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, uid)
+	if removed {
+		p.removed[key] = uid
+	}
+}
+
+// forget drops what is remembered of version key: it is gone.
+func (p *inProgress) forget(key client.ObjectKey) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.removed, key)
 }

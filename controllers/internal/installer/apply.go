@@ -69,7 +69,9 @@ func Apply(ctx context.Context, c client.Client, objects, live client.Reader, ov
 		meta.SetLabels(merge(meta.GetLabels(), desired.GetLabels()))
 		meta.SetAnnotations(merge(meta.GetAnnotations(), desired.GetAnnotations()))
 	}
-	own(existing, meta, ov)
+	// Only a write that changes the content makes ov a further owner of an object another version owns: the
+	// hand-over moves an unchanged one in one write of its own, adding ov before removing the old version.
+	ownership.Take(existing, meta, ov, contentChanged)
 	switch {
 	case contentChanged:
 		return update(ctx, c, desired, meta)
@@ -80,18 +82,6 @@ func Apply(ctx context.Context, c client.Client, objects, live client.Reader, ov
 		return nil, fmt.Errorf("updating the ownership of %s %s: %w", desired.GetKind(), describe(desired), err)
 	}
 	return meta, nil
-}
-
-// own gives ov its ownership of meta: claimed when ov owns existing, or no version does (a CRD created for a
-// requirement, or released by an older version; this also restores labels or a reference someone removed), else
-// co-owned with the version that owns it.
-func own(existing, meta *metav1.PartialObjectMetadata, ov *operatorsv1alpha1.OperatorVersion) {
-	if ownership.IsOwnedBy(existing, ov) || existing.GetLabels()[operatorsv1alpha1.LabelOwner] == "" {
-		ownership.Claim(meta, ov)
-		meta.SetOwnerReferences(mergeRefs(existing, meta))
-		return
-	}
-	ownership.CoOwn(meta, ov)
 }
 
 // update writes desired's content with meta as its metadata (the existing object's, with ov's ownership).
@@ -133,24 +123,6 @@ func checkOwner(existing client.Object, ov *operatorsv1alpha1.OperatorVersion) e
 		return &ConflictError{Msg: fmt.Sprintf("%s %s belongs to the %s installed in namespace %s", kind, describe(existing), pkg, ns)}
 	}
 	return nil
-}
-
-// mergeRefs keeps the other owners' references of existing and ov's reference from updated.
-func mergeRefs(existing, updated metav1.Object) []metav1.OwnerReference {
-	refs := updated.GetOwnerReferences()
-	for _, ref := range existing.GetOwnerReferences() {
-		found := false
-		for _, r := range refs {
-			if r.UID == ref.UID {
-				found = true
-			}
-		}
-		if !found {
-			ref.Controller = nil // ov is the controller
-			refs = append(refs, ref)
-		}
-	}
-	return refs
 }
 
 func merge(into, from map[string]string) map[string]string {

@@ -80,7 +80,7 @@ func (in *Installer) Stale(ov *operatorsv1alpha1.OperatorVersion) bool {
 func New(mgr ctrl.Manager, loop string, timeout time.Duration, bundles *bundlecontent.Source) *Installer {
 	return &Installer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Loop: loop,
 		Recorder: mgr.GetEventRecorder(loop), Timeout: timeout, Bundles: bundles,
-		Cleanup: &cleanup.Cleaner{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper()},
+		Cleanup: &cleanup.Cleaner{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Mapper: mgr.GetRESTMapper(), Kinds: OwnableKinds},
 		Access:  &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: access.Policy{TrustAllNamespaces: true}}}
 }
 

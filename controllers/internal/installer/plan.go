@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -326,5 +327,28 @@ func sortedKeys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// OwnableKinds lists the kinds of the objects ov can own, for the queries that must find everything it owns (the
+// GC loop's and the cleanup finalizer's, of the API server): the kinds its plan installs, built from its spec as if
+// every API were served. Only the installer labels an object as owned by a version, and only an object of the
+// version's plan (Apply; the hand-over gives an object to the version that declares it); the queries add the kinds
+// of the version's inventory. It returns nil, every kind ALM installs, when the content is not in spec (a bundle
+// image) or the plan does not build (then nothing tells what an earlier plan applied).
+func OwnableKinds(ov *operatorsv1alpha1.OperatorVersion) []schema.GroupVersionKind {
+	if ov.Spec.Bundle != nil && ov.Spec.Bundle.Image != "" {
+		return nil
+	}
+	plan, err := NewPlan(ov, func(schema.GroupVersionKind) (bool, bool, error) { return true, true, nil })
+	if err != nil {
+		return nil
+	}
+	var out []schema.GroupVersionKind
+	for _, o := range plan.All() {
+		if gvk := o.GroupVersionKind(); !slices.Contains(out, gvk) {
+			out = append(out, gvk)
+		}
+	}
 	return out
 }

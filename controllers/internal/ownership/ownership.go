@@ -130,6 +130,41 @@ func CoOwn(obj metav1.Object, ov *operatorsv1alpha1.OperatorVersion) bool {
 	return true
 }
 
+// Take gives ov its ownership of updated, the metadata of existing that ov's install step is about to write: claimed
+// when ov owns existing or no version does (a CRD created for a requirement, or released by an older version; this
+// also restores labels or a reference someone removed), keeping the other owners' references. When another version
+// of the package owns it, ov is added as a further owner only if coOwn (the step writes the object anyway, because
+// its content changes: a Deployment a new version rolls out then reaches that version's watch); otherwise the object
+// stays as it is until the hand-over moves it in one write, which adds ov before it removes the old version.
+func Take(existing, updated metav1.Object, ov *operatorsv1alpha1.OperatorVersion, coOwn bool) {
+	if IsOwnedBy(existing, ov) || existing.GetLabels()[operatorsv1alpha1.LabelOwner] == "" {
+		Claim(updated, ov)
+		updated.SetOwnerReferences(mergeRefs(existing, updated))
+		return
+	}
+	if coOwn {
+		CoOwn(updated, ov)
+	}
+}
+
+// mergeRefs keeps the other owners' references of existing and ov's reference from updated.
+func mergeRefs(existing, updated metav1.Object) []metav1.OwnerReference {
+	refs := updated.GetOwnerReferences()
+	for _, ref := range existing.GetOwnerReferences() {
+		found := false
+		for _, r := range refs {
+			if r.UID == ref.UID {
+				found = true
+			}
+		}
+		if !found {
+			ref.Controller = nil // ov is the controller
+			refs = append(refs, ref)
+		}
+	}
+	return refs
+}
+
 // HandOver moves obj to `to` from the versions it replaces, in the order the adoption loop prescribes: `to` is
 // added as an owner first, then made the controller, then the references of every replaced version are removed
 // (a chain v1 <- failed v2 <- v3 leaves both v1's and v2's on a shared object); the labels follow. The result is
@@ -195,20 +230,28 @@ func setLabels(obj metav1.Object, add map[string]string) {
 }
 
 // Owned lists, by label query, the objects ov owns: every kind in Kinds and in ov's inventory. Namespaced kinds
-// are searched in ov's namespace only. Only metadata is read.
+// are searched in ov's namespace only. Only metadata is read. It is for a cache, where a query costs no request;
+// a query of the API server asks only about the kinds ov can own (OwnedOf).
 func Owned(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, ov *operatorsv1alpha1.OperatorVersion) ([]metav1.PartialObjectMetadata, error) {
-	return owned(ctx, c, mapper, ov, false)
+	return owned(ctx, c, mapper, ov, nil, false)
 }
 
-// OwnedClusterScoped is Owned of the cluster-scoped kinds only (what Kubernetes garbage collection does not delete
-// with ov).
-func OwnedClusterScoped(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, ov *operatorsv1alpha1.OperatorVersion) ([]metav1.PartialObjectMetadata, error) {
-	return owned(ctx, c, mapper, ov, true)
+// OwnedOf is Owned of the given kinds and those in ov's inventory; kinds nil: every kind in Kinds. The kinds are
+// what ov can own (installer.OwnableKinds: the kinds of its plan), so that a query of the API server, which must
+// not miss anything ov owns, costs one list per kind ov installs rather than one per kind ALM knows.
+func OwnedOf(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, ov *operatorsv1alpha1.OperatorVersion, kinds []schema.GroupVersionKind) ([]metav1.PartialObjectMetadata, error) {
+	return owned(ctx, c, mapper, ov, kinds, false)
 }
 
-func owned(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, ov *operatorsv1alpha1.OperatorVersion, clusterOnly bool) ([]metav1.PartialObjectMetadata, error) {
+// OwnedClusterScoped is OwnedOf of the cluster-scoped kinds only (what Kubernetes garbage collection does not
+// delete with ov).
+func OwnedClusterScoped(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, ov *operatorsv1alpha1.OperatorVersion, kinds []schema.GroupVersionKind) ([]metav1.PartialObjectMetadata, error) {
+	return owned(ctx, c, mapper, ov, kinds, true)
+}
+
+func owned(ctx context.Context, c client.Reader, mapper apimeta.RESTMapper, ov *operatorsv1alpha1.OperatorVersion, kinds []schema.GroupVersionKind, clusterOnly bool) ([]metav1.PartialObjectMetadata, error) {
 	var out []metav1.PartialObjectMetadata
-	for _, gvk := range kindsOf(ov) {
+	for _, gvk := range kindsOf(ov, kinds) {
 		recorded := inInventory(ov, gvk)
 		if !recorded && unserved.recent(gvk) {
 			continue
@@ -277,8 +320,8 @@ func inInventory(ov *operatorsv1alpha1.OperatorVersion, gvk schema.GroupVersionK
 	return false
 }
 
-// kindsOf is Kinds plus the kinds in ov's inventory, without repeats.
-func kindsOf(ov *operatorsv1alpha1.OperatorVersion) []schema.GroupVersionKind {
+// kindsOf is kinds (nil: Kinds) plus the kinds in ov's inventory, without repeats.
+func kindsOf(ov *operatorsv1alpha1.OperatorVersion, kinds []schema.GroupVersionKind) []schema.GroupVersionKind {
 	seen := map[schema.GroupVersionKind]bool{}
 	var out []schema.GroupVersionKind
 	add := func(gvk schema.GroupVersionKind) {
@@ -287,7 +330,10 @@ func kindsOf(ov *operatorsv1alpha1.OperatorVersion) []schema.GroupVersionKind {
 			out = append(out, gvk)
 		}
 	}
-	for _, gvk := range Kinds {
+	if kinds == nil {
+		kinds = Kinds
+	}
+	for _, gvk := range kinds {
 		add(gvk)
 	}
 	for _, o := range ov.Status.Owned {
