@@ -5,6 +5,7 @@ package gc
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,9 @@ type Reconciler struct {
 	Objects  client.Reader
 	Reader   client.Reader
 	Recorder events.EventRecorder
+	// deleted remembers, by key, the UID of each version this loop deleted until its cache shows the deletion, so
+	// that a reconcile of the stale copy does not ask the API server and delete again.
+	deleted sync.Map
 }
 
 // New returns the GC loop for mgr.
@@ -39,10 +43,15 @@ func New(mgr ctrl.Manager) *Reconciler {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ov := &operatorsv1alpha1.OperatorVersion{}
 	if err := r.Get(ctx, req.NamespacedName, ov); err != nil {
+		r.deleted.Delete(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ov.DeletionTimestamp.IsZero() {
+		r.deleted.Delete(req.NamespacedName)
 		return ctrl.Result{}, nil // going already; its finalizer is the installing loops'
+	}
+	if uid, ok := r.deleted.Load(req.NamespacedName); ok && uid == ov.UID {
+		return ctrl.Result{}, nil // deleted by this loop; the cache does not show it yet
 	}
 	all, err := versions.OfPackage(ctx, r, ov.Namespace, ov.Spec.PackageName)
 	if err != nil {
@@ -71,7 +80,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// A version the Upgrade loop marked Replacing was announced by its Adopted Event; another gets one here.
 		r.Recorder.Eventf(ov, replacedBy, corev1.EventTypeNormal, "Deleting", "Delete", "Replaced by %s and owns nothing", replacedBy.Name)
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, ov))
+	if err := r.Delete(ctx, ov, client.Preconditions{UID: &ov.UID}); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	r.deleted.Store(req.NamespacedName, ov.UID)
+	return ctrl.Result{}, nil
 }
 
 // requeueWhileAdopting: the Upgrade loop is still handing objects over.
@@ -114,7 +127,10 @@ func (r *Reconciler) owned(ctx context.Context, ov *operatorsv1alpha1.OperatorVe
 	return ownership.OwnedOf(ctx, r.Reader, r.RESTMapper(), ov, installer.OwnableKinds(ov))
 }
 
-// SetupWithManager registers the loop. Any change to a version of the package may make another collectable.
+// SetupWithManager registers the loop. Any change to a version of the package may make another collectable. The
+// loop does not watch Deployments or CRDs: a version's rollout decides nothing here (its phase does, and comes as a
+// version's change), and an object handed over no longer names the old version; while the old version still owns
+// something, the loop looks again after requeueWhileAdopting.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	objects, err := installer.Objects(mgr)
 	if err != nil {
@@ -122,5 +138,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.Objects = objects
 	b := ctrl.NewControllerManagedBy(mgr).Named("gc").WithOptions(outage.Controller()).For(&operatorsv1alpha1.OperatorVersion{})
-	return installer.Watch(b, mgr.GetClient()).Complete(r)
+	return installer.WatchVersions(b, mgr.GetClient()).Complete(r)
 }

@@ -6,7 +6,9 @@ package upgrade
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -104,18 +106,9 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 	if err != nil {
 		return err
 	}
-	handed, removed := 0, 0
-	for i := range owned {
-		done, err := r.handOne(ctx, &owned[i], ov, old, olds, plan)
-		if err != nil {
-			return err
-		}
-		switch done {
-		case handedOver:
-			handed++
-		case deleted:
-			removed++
-		}
+	handed, removed, err := r.handAll(ctx, owned, ov, old, olds, plan)
+	if err != nil {
+		return err
 	}
 	// One Event tells the hand-over and that old goes Replacing (then the GC loop deletes it): at a thousand
 	// upgrades every Event is a request, and old's own status says it is Replacing.
@@ -140,6 +133,38 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 	}
 	metrics.HandedOver(old, orig.Status.Phase)
 	return nil
+}
+
+// handParallel is how many objects one adoption hands over at once: each hand-over is one write of its own object,
+// independent of the others, so an upgrade waits for a few round trips instead of one per object.
+const handParallel = 4
+
+// handAll hands every object in owned over (handOne), a few at a time, and counts those handed over and removed.
+// Old is marked Replacing only after all of them succeeded (the caller); an error leaves it owning the rest.
+func (r *Reconciler) handAll(ctx context.Context, owned []metav1.PartialObjectMetadata, ov, old *operatorsv1alpha1.OperatorVersion,
+	olds []*operatorsv1alpha1.OperatorVersion, plan *installer.Plan) (handed, removed int, err error) {
+	done := make([]int, len(owned))
+	errs := make([]error, len(owned))
+	slots := make(chan struct{}, handParallel)
+	var wg sync.WaitGroup
+	for i := range owned {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			done[i], errs[i] = r.handOne(ctx, &owned[i], ov, old, olds, plan)
+		}()
+	}
+	wg.Wait()
+	for i := range owned {
+		switch done[i] {
+		case handedOver:
+			handed++
+		case deleted:
+			removed++
+		}
+	}
+	return handed, removed, errors.Join(errs...)
 }
 
 // What handOne did with an object.
