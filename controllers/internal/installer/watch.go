@@ -20,15 +20,10 @@ import (
 // met), the OperatorVersions a Deployment belongs to (rollout
 // progress), and the OperatorVersions that require a CRD (it appears or becomes Established).
 func Watch(b *builder.Builder, c client.Client) *builder.Builder {
-	return WatchVersions(b, c).
+	return b.
+		Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(samePackage(c))).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(owners)).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, handler.EnqueueRequestsFromMapFunc(requiring(c)))
-}
-
-// WatchVersions adds to b the OperatorVersions of the same package when one changes, and those that require its
-// package: what a loop needs that decides from versions alone (the GC loop).
-func WatchVersions(b *builder.Builder, c client.Client) *builder.Builder {
-	return b.Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(samePackage(c)))
 }
 
 func samePackage(c client.Client) handler.MapFunc {
