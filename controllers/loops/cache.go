@@ -13,6 +13,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/crdaccess"
 	"github.com/almproject/alm/internal/outage"
+	"github.com/almproject/alm/internal/slim"
 )
 
 // CacheOptions are the manager cache's options for ALM's loops: what the cache holds of each kind. cmd/alm runs
@@ -32,7 +33,8 @@ func CacheOptions() cache.Options {
 			&rbacv1.ClusterRole{}: {Field: fields.OneTermEqualSelector("metadata.name", crdaccess.ClusterRoleName)},
 		},
 		// No loop reads managedFields; without them a thousand OperatorVersions and Deployments take far less memory.
-		DefaultTransform: cache.TransformStripManagedFields(),
+		// The strings objects share (label keys, owners, namespaces, condition reasons) are held once (package slim).
+		DefaultTransform: slim.Transform(),
 		// Caches resume within seconds of the API server's return after it restarted, not after client-go's
 		// reflector backoff of up to a minute (package outage).
 		NewInformer: outage.NewInformer,
@@ -53,9 +55,9 @@ func ClientOptions() client.Options {
 func DeploymentReadiness(obj any) (any, error) {
 	d, ok := obj.(*appsv1.Deployment)
 	if !ok {
-		return cache.TransformStripManagedFields()(obj)
+		return slim.Transform()(obj)
 	}
-	d.ManagedFields = nil
+	slim.Metadata(d)
 	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds}
 	return d, nil
 }

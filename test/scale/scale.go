@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +27,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/hack/images"
 	"github.com/almproject/alm/test/harness"
 	"github.com/almproject/alm/test/localkube"
 )
@@ -140,7 +138,9 @@ type run struct {
 	// auditMark is the audit log's size at the upgrade's publish: the upgrade's requests are after it.
 	auditMark int64
 	peakHeap  float64
-	mu        sync.Mutex
+	// peakProfile is the suffix of the heap profile file written at the peak of the phase under way.
+	peakProfile string
+	mu          sync.Mutex
 }
 
 // Run starts a cluster and ALM, installs o.Installs() AppTypes, waits until every one is Succeeded, and measures.
@@ -194,15 +194,11 @@ func (r *run) start(ctx context.Context) error {
 		return err
 	}
 	r.logf("building ALM and writing a catalog of %d packages", r.o.Packages)
-	// The binary the image ships (static, -trimpath, -s -w, as make images builds it): its pages are part of
-	// ALM's resident memory.
-	exe, err := images.BuildBinary(ctx, r.root, "./cmd/alm", "scale", runtime.GOARCH)
-	if err != nil {
-		return err
-	}
 	bin := filepath.Join(r.work, "alm")
-	if err := os.WriteFile(bin, exe, 0o755); err != nil {
-		return err
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/alm")
+	build.Dir = r.root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/alm: %w: %s", err, out)
 	}
 	if err := WriteCatalog(filepath.Join(r.work, "catalog"), r.o.Packages); err != nil {
 		return err
