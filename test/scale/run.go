@@ -172,7 +172,9 @@ func (r *run) sampleHeap(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+		// Every second for a thousand installs; every 10s for ten thousand, whose metrics endpoint lists ten
+		// thousand OperatorVersions a scrape (Prometheus scrapes every 15s to 60s).
+		case <-time.After(max(time.Second, time.Duration(r.o.Installs())*time.Millisecond)):
 		}
 	}
 }
