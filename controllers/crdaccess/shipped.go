@@ -19,37 +19,53 @@ import (
 // listing ten thousand of them for each reconcile made this loop most of ALM's CPU and garbage. The controller
 // starts its workers only once the handler has seen every version of the initial list.
 type shipped struct {
-	mu        sync.Mutex
+	mu sync.Mutex
+	// byVersion holds what each version that ships CRDs ships; count how many versions ship each CRD.
 	byVersion map[types.UID][]groupResource
+	count     map[groupResource]int
 }
 
 func (s *shipped) set(ov *operatorsv1alpha1.OperatorVersion) {
 	grs := shippedBy(ov)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetLocked(ov.UID)
+	if len(grs) == 0 {
+		return
+	}
 	if s.byVersion == nil {
-		s.byVersion = map[types.UID][]groupResource{}
+		s.byVersion, s.count = map[types.UID][]groupResource{}, map[groupResource]int{}
 	}
 	s.byVersion[ov.UID] = grs
+	for _, gr := range grs {
+		s.count[gr]++
+	}
 }
 
 func (s *shipped) forget(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forgetLocked(uid)
+}
+
+func (s *shipped) forgetLocked(uid types.UID) {
+	for _, gr := range s.byVersion[uid] {
+		if s.count[gr]--; s.count[gr] <= 0 {
+			delete(s.count, gr)
+		}
+	}
 	delete(s.byVersion, uid)
 }
 
-// all returns what every version ships.
+// all returns the CRDs some version ships, each once.
 func (s *shipped) all() [][]groupResource {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([][]groupResource, 0, len(s.byVersion))
-	for _, grs := range s.byVersion {
-		if len(grs) > 0 {
-			out = append(out, grs)
-		}
+	out := make([]groupResource, 0, len(s.count))
+	for gr := range s.count {
+		out = append(out, gr)
 	}
-	return out
+	return [][]groupResource{out}
 }
 
 // handler records each OperatorVersion event in s and enqueues the one ClusterRole.
