@@ -67,6 +67,8 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 		if res.RSS, res.PeakRSS, err = procMemory(r.alm.Process.Pid); err != nil {
 			return nil, err
 		}
+		// In the log too: a run whose upgrades then time out still tells what the installs took.
+		r.logf("installs done: ALM's RSS %.1f MB, peak %.1f MB (VmHWM)", res.RSS/1e6, res.PeakRSS/1e6)
 		r.mu.Lock()
 		r.peakProfile = ".upgrade-peak"
 		r.mu.Unlock()
