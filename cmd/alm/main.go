@@ -12,18 +12,10 @@ import (
 	"runtime/debug"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/selection"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -32,12 +24,10 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/catalogsource"
-	"github.com/almproject/alm/controllers/crdaccess"
 	"github.com/almproject/alm/controllers/install"
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
-	"github.com/almproject/alm/internal/outage"
 )
 
 func main() {
@@ -84,6 +74,9 @@ func run(args []string) error {
 		debug.SetGCPercent(gcPercent)
 	}
 	log := ctrl.Log.WithName("alm")
+	if limit, source := setMemoryLimit(); limit > 0 {
+		log.Info("Go memory limit set from the container's memory limit", "goMemLimitBytes", limit, "source", source)
+	}
 	mgr, err := newManager(o)
 	if err != nil {
 		return err
@@ -219,25 +212,8 @@ func newManager(o *options) (ctrl.Manager, error) {
 		// Our loops are idempotent; releasing on cancel lets a restarted manager take over at once.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{MaxConcurrentReconciles: o.maxConcurrentReconciles},
-		// Only catalog ConfigMaps are read through this cache; the installer reads what it applies from a cache
-		// of its own, of ALM's objects' metadata (installer.Objects).
-		Cache: cache.Options{
-			ByObject: map[client.Object]cache.ByObject{
-				&corev1.ConfigMap{}: {Label: catalogLabelSelector()},
-				// Only the namespaces a cluster admin trusts (the tenancy check reads this cache: a namespace it does
-				// not hold is not trusted); a label set or removed applies with its watch event, at no request per install.
-				&corev1.Namespace{}:  {Label: labels.SelectorFromSet(labels.Set{operatorsv1alpha1.LabelTrustedInstalls: "true"})},
-				&appsv1.Deployment{}: {Transform: deploymentReadiness},
-				// The crdaccess loop reads its own ClusterRole; no loop reads others from this cache (the installer
-				// reads what it applies from its own metadata cache), so the cluster's other ClusterRoles are not held.
-				&rbacv1.ClusterRole{}: {Field: fields.OneTermEqualSelector("metadata.name", crdaccess.ClusterRoleName)},
-			},
-			// No loop reads managedFields; without them a thousand OperatorVersions and Deployments take far less memory.
-			DefaultTransform: cache.TransformStripManagedFields(),
-			// Caches resume within seconds of the API server's return after it restarted, not after client-go's
-			// reflector backoff of up to a minute (package outage).
-			NewInformer: outage.NewInformer,
-		},
+		Cache:                         loops.CacheOptions(),
+		Client:                        loops.ClientOptions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
@@ -245,20 +221,6 @@ func newManager(o *options) (ctrl.Manager, error) {
 	// The metrics endpoint reports every OperatorVersion and CatalogSource in the cache (controllers/metrics).
 	metrics.Watch(mgr.GetCache())
 	return mgr, nil
-}
-
-// deploymentReadiness keeps of a Deployment in ALM's cache what its readiness is judged by (metadata, spec.replicas,
-// status): ALM reads Deployments from the cache only to know whether they are available (installer.DeploymentReady)
-// and applies them from the bundle, so the pod template, most of a Deployment's bytes, is left out, for every
-// Deployment of the cluster the cache holds.
-func deploymentReadiness(obj any) (any, error) {
-	d, ok := obj.(*appsv1.Deployment)
-	if !ok {
-		return cache.TransformStripManagedFields()(obj)
-	}
-	d.ManagedFields = nil
-	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds}
-	return d, nil
 }
 
 // newScheme registers the kinds ALM reads and writes.
@@ -286,12 +248,4 @@ func defaultNamespace(fallback string) string {
 		return strings.TrimSpace(string(ns))
 	}
 	return fallback
-}
-
-func catalogLabelSelector() labels.Selector {
-	req, err := labels.NewRequirement(operatorsv1alpha1.LabelCatalog, selection.Exists, nil)
-	if err != nil {
-		panic(err)
-	}
-	return labels.NewSelector().Add(*req)
 }

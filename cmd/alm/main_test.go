@@ -11,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/almproject/alm/test/localkube"
 )
 
@@ -119,29 +115,5 @@ func TestUnknownLoopIsRefused(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `unknown loop or group "nosuchloop"`) {
 		t.Errorf("error does not name the bad loop:\n%s", out)
-	}
-}
-
-// The cache keeps what a Deployment's readiness is judged by, not its pod template.
-func TestDeploymentReadiness(t *testing.T) {
-	replicas, deadline := int32(2), int32(600)
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "d", Generation: 3, Annotations: map[string]string{"a": "b"},
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "x"}}},
-		Spec: appsv1.DeploymentSpec{Replicas: &replicas, ProgressDeadlineSeconds: &deadline,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}},
-		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, AvailableReplicas: 2},
-	}
-	out, err := deploymentReadiness(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := out.(*appsv1.Deployment)
-	if len(got.Spec.Template.Spec.Containers) != 0 || got.ManagedFields != nil {
-		t.Errorf("pod template or managedFields kept: %+v", got)
-	}
-	if *got.Spec.Replicas != 2 || *got.Spec.ProgressDeadlineSeconds != 600 || got.Generation != 3 || got.Annotations["a"] != "b" ||
-		got.Status.AvailableReplicas != 2 {
-		t.Errorf("readiness fields lost: %+v", got)
 	}
 }

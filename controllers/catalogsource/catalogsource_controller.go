@@ -49,6 +49,9 @@ type Reconciler struct {
 	// Images keeps the registry clients of image sources (shared with the installer, which pulls bundle images
 	// with the same credentials); nil means one of the loop's own.
 	Images *imagepull.Clients
+	// Reader reads the pull Secrets and CA ConfigMaps an image source names, at each poll: the API server, not
+	// the manager's cache, which holds no Secrets and only the ConfigMaps of catalogs (cmd/alm). nil: Client.
+	Reader client.Reader
 }
 
 // loaded is what reading a source found: its contents (nil when unchanged since the last load) and a digest that

@@ -18,6 +18,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/catalogsource"
+	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/test/harness"
 	"github.com/almproject/alm/test/localkube"
@@ -38,9 +39,11 @@ func TestMain(m *testing.M) {
 func start(t *testing.T) (client.Client, *registry.Registry) {
 	t.Helper()
 	reg := registry.New()
+	// ALM's own cache and client options (cmd/alm): a loop that read through them what they do not hold (an
+	// unlabelled ConfigMap, a Secret) would fail here as it would in ALM.
 	harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
-		return (&catalogsource.Reconciler{Client: mgr.GetClient(), Registry: reg, Resync: time.Second}).SetupWithManager(mgr)
-	})
+		return (&catalogsource.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: reg, Resync: time.Second}).SetupWithManager(mgr)
+	}, func(o *ctrl.Options) { o.Cache, o.Client = loops.CacheOptions(), loops.ClientOptions() })
 	return harness.Client(t, cp), reg
 }
 

@@ -49,10 +49,18 @@ type imageLoad struct {
 	ref      string // repository@digest
 }
 
+// pullOptionsReader reads what an image source's pull options name (Secrets, a CA ConfigMap).
+func (r *Reconciler) pullOptionsReader() client.Reader {
+	if r.Reader != nil {
+		return r.Reader
+	}
+	return r.Client
+}
+
 // loadImage polls an image source: one manifest request for a tag (none for a digest reference); only a digest
 // that is not the one served is pulled and parsed, into new contents that replace the old ones whole.
 func (r *Reconciler) loadImage(ctx context.Context, cs *operatorsv1alpha1.CatalogSource) (*imageLoad, error) {
-	ic, err := r.images().For(ctx, r.Client, cs)
+	ic, err := r.images().For(ctx, r.pullOptionsReader(), cs)
 	var refused *image.RefusedError
 	if errors.As(err, &refused) {
 		return nil, &pullError{reason: imagepull.Reason(err), err: fmt.Errorf("catalog image %s: %w", cs.Spec.Image.Ref, err)}

@@ -37,19 +37,18 @@ const ClusterRoleName = "alm-manager-custom-resources"
 // Reconciler keeps ClusterRoleName's rules equal to Rules of every OperatorVersion.
 type Reconciler struct {
 	client.Client
+	shipped shipped
 }
 
 // Reconcile recomputes the ClusterRole's rules from every OperatorVersion and writes them if they changed.
 func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
-	list := &operatorsv1alpha1.OperatorVersionList{}
-	if err := r.List(ctx, list); err != nil {
-		return ctrl.Result{}, err
-	}
+	// What the versions ship comes from the watch (shipped), not from reading and copying every OperatorVersion for
+	// each reconcile: with thousands of versions installing, that was most of what ALM allocated (BenchmarkScale).
 	crds := &apiextensionsv1.CustomResourceDefinitionList{}
-	if err := r.List(ctx, crds, client.HasLabels{operatorsv1alpha1.LabelAppType}); err != nil {
+	if err := r.List(ctx, crds, client.HasLabels{operatorsv1alpha1.LabelAppType}, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, err
 	}
-	rules := Rules(list.Items, crds.Items)
+	rules := rulesFor(r.shipped.all(), crds.Items)
 	role := &rbacv1.ClusterRole{}
 	err := r.Get(ctx, client.ObjectKey{Name: ClusterRoleName}, role)
 	if apierrors.IsNotFound(err) {
@@ -78,6 +77,40 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result
 // group, sorted. CRDs in a group Kubernetes serves are left out: the installer refuses them (rule
 // crd-builtin-group), and a bundle must not be able to widen ALM's access to built-in resources.
 func Rules(versions []operatorsv1alpha1.OperatorVersion, labelled []apiextensionsv1.CustomResourceDefinition) []rbacv1.PolicyRule {
+	shipped := make([][]groupResource, 0, len(versions))
+	for i := range versions {
+		shipped = append(shipped, shippedBy(&versions[i]))
+	}
+	return rulesFor(shipped, labelled)
+}
+
+// groupResource is a CRD's group and plural.
+type groupResource struct{ group, plural string }
+
+// shippedBy lists the CRDs in ov's spec.objects.
+func shippedBy(ov *operatorsv1alpha1.OperatorVersion) []groupResource {
+	var out []groupResource
+	for _, raw := range ov.Spec.Objects {
+		var crd struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Spec       struct {
+				Group string `json:"group"`
+				Names struct {
+					Plural string `json:"plural"`
+				} `json:"names"`
+			} `json:"spec"`
+		}
+		if json.Unmarshal(raw.Raw, &crd) != nil || crd.Kind != "CustomResourceDefinition" || crd.APIVersion != "apiextensions.k8s.io/v1" {
+			continue
+		}
+		out = append(out, groupResource{group: crd.Spec.Group, plural: crd.Spec.Names.Plural})
+	}
+	return out
+}
+
+// rulesFor is Rules of the CRDs each version ships (shippedBy) and the labelled CRDs.
+func rulesFor(shipped [][]groupResource, labelled []apiextensionsv1.CustomResourceDefinition) []rbacv1.PolicyRule {
 	byGroup := map[string]map[string]bool{}
 	add := func(group, plural string) {
 		if group == "" || plural == "" || policy.IsBuiltinGroup(group) {
@@ -91,22 +124,9 @@ func Rules(versions []operatorsv1alpha1.OperatorVersion, labelled []apiextension
 	for i := range labelled {
 		add(labelled[i].Spec.Group, labelled[i].Spec.Names.Plural)
 	}
-	for i := range versions {
-		for _, raw := range versions[i].Spec.Objects {
-			var crd struct {
-				APIVersion string `json:"apiVersion"`
-				Kind       string `json:"kind"`
-				Spec       struct {
-					Group string `json:"group"`
-					Names struct {
-						Plural string `json:"plural"`
-					} `json:"names"`
-				} `json:"spec"`
-			}
-			if json.Unmarshal(raw.Raw, &crd) != nil || crd.Kind != "CustomResourceDefinition" || crd.APIVersion != "apiextensions.k8s.io/v1" {
-				continue
-			}
-			add(crd.Spec.Group, crd.Spec.Names.Plural)
+	for _, grs := range shipped {
+		for _, gr := range grs {
+			add(gr.group, gr.plural)
 		}
 	}
 	groups := make([]string, 0, len(byGroup))
@@ -140,7 +160,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ours := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == ClusterRoleName })
 	return ctrl.NewControllerManagedBy(mgr).Named("crdaccess").WithOptions(outage.Controller()).
 		// Only a new, changed (spec) or deleted version can change the rules; status writes cannot.
-		Watches(&operatorsv1alpha1.OperatorVersion{}, one, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&operatorsv1alpha1.OperatorVersion{}, r.shipped.handler(), builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&apiextensionsv1.CustomResourceDefinition{}, one, builder.WithPredicates(labelled, predicate.GenerationChangedPredicate{})).
 		Watches(&rbacv1.ClusterRole{}, one, builder.WithPredicates(ours)).
 		Complete(r)

@@ -119,7 +119,7 @@ type Loop struct {
 // All lists every loop, in start order.
 var All = []Loop{
 	{Name: "catalogsource", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		r := &catalogsource.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Resync: o.CatalogResync}
+		r := &catalogsource.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: o.Registry, Resync: o.CatalogResync}
 		if b := o.bundles(mgr); b != nil {
 			r.Images = b.Clients // one registry login per CatalogSource, for its catalog and its bundles
 		}

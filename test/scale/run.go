@@ -40,6 +40,7 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 	if _, err := informers.GetInformer(ctx, &operatorsv1alpha1.OperatorVersion{}); err != nil {
 		return nil, err
 	}
+	r.peakProfile = ".peak"
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
 	go r.sampleHeap(sampleCtx)
@@ -57,7 +58,7 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 	res.Converged, res.AfterAvailable = done.Sub(start), done.Sub(last)
 	r.logf("all %d OperatorVersions Succeeded %.1fs after the first AppType, %.1fs after the last of %d Deployments was marked available",
 		res.Succeeded, res.Converged.Seconds(), res.AfterAvailable.Seconds(), marked)
-	if err := r.waitReady(ctx, res); err != nil {
+	if err := r.waitReady(ctx, informers, res); err != nil {
 		return nil, err
 	}
 	time.Sleep(settle)
@@ -66,6 +67,11 @@ func (r *run) measure(ctx context.Context) (*Result, error) {
 		if res.RSS, res.PeakRSS, err = procMemory(r.alm.Process.Pid); err != nil {
 			return nil, err
 		}
+		// In the log too: a run whose upgrades then time out still tells what the installs took.
+		r.logf("installs done: ALM's RSS %.1f MB, peak %.1f MB (VmHWM)", res.RSS/1e6, res.PeakRSS/1e6)
+		r.mu.Lock()
+		r.peakProfile = ".upgrade-peak"
+		r.mu.Unlock()
 		if err := r.upgrade(ctx, informers, k, res); err != nil {
 			return nil, err
 		}
@@ -145,16 +151,32 @@ func labelValue(key, name, label string) (string, bool) {
 	return "", false
 }
 
+// sampleHeap records ALM's peak heap. At each new peak 8 MB above the last one profiled it also saves ALM's heap
+// profile (what was live at the last collection before it) beside the end's, as <HeapProfile>.peak for the
+// installs and <HeapProfile>.upgrade-peak for the upgrades, to tell what the peak is made of.
 func (r *run) sampleHeap(ctx context.Context) {
+	profiled, last := 0.0, ""
 	for ctx.Err() == nil {
 		if m, err := scrape(ctx, r.metrics); err == nil {
+			heap := m.Sum("go_memstats_heap_alloc_bytes")
 			r.mu.Lock()
-			r.peakHeap = max(r.peakHeap, m.Sum("go_memstats_heap_alloc_bytes"))
+			r.peakHeap = max(r.peakHeap, heap)
 			r.mu.Unlock()
+			r.mu.Lock()
+			suffix := r.peakProfile
+			r.mu.Unlock()
+			if suffix != last {
+				profiled, last = 0, suffix
+			}
+			if heap > profiled+8e6 && download(ctx, r.pprof, r.o.HeapProfile+suffix) == nil {
+				profiled = heap
+			}
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+		// Every second for a thousand installs; every 10s for ten thousand, whose metrics endpoint lists ten
+		// thousand OperatorVersions a scrape (Prometheus scrapes every 15s to 60s).
+		case <-time.After(max(time.Second, time.Duration(r.o.Installs())*time.Millisecond)):
 		}
 	}
 }
@@ -206,10 +228,16 @@ func (r *run) createAppTypes(ctx context.Context) error {
 	return <-errs
 }
 
+// pollEvery is how often the waits look at the cluster: every 100ms for a thousand installs, less often for more,
+// so that the harness's own reads (of its cache, without copies) leave the CPU to ALM and the API server.
+func (r *run) pollEvery() time.Duration {
+	return max(100*time.Millisecond, time.Duration(r.o.Installs()/10)*time.Millisecond)
+}
+
 func (r *run) waitSucceeded(ctx context.Context, informers cache.Cache, res *Result) error {
-	return r.poll(ctx, 100*time.Millisecond, func() (bool, string, error) {
+	return r.poll(ctx, r.pollEvery(), func() (bool, string, error) {
 		list := &operatorsv1alpha1.OperatorVersionList{}
-		if err := informers.List(ctx, list); err != nil {
+		if err := informers.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return false, "", err
 		}
 		phases := map[operatorsv1alpha1.OperatorVersionPhase]int{}
@@ -221,10 +249,10 @@ func (r *run) waitSucceeded(ctx context.Context, informers cache.Cache, res *Res
 	})
 }
 
-func (r *run) waitReady(ctx context.Context, res *Result) error {
-	return r.poll(ctx, time.Second, func() (bool, string, error) {
+func (r *run) waitReady(ctx context.Context, informers cache.Cache, res *Result) error {
+	return r.poll(ctx, max(time.Second, r.pollEvery()), func() (bool, string, error) {
 		list := &operatorsv1alpha1.AppTypeList{}
-		if err := r.admin.List(ctx, list); err != nil {
+		if err := informers.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return false, "", err
 		}
 		res.Ready = 0

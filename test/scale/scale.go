@@ -138,7 +138,9 @@ type run struct {
 	// auditMark is the audit log's size at the upgrade's publish: the upgrade's requests are after it.
 	auditMark int64
 	peakHeap  float64
-	mu        sync.Mutex
+	// peakProfile is the suffix of the heap profile file written at the peak of the phase under way.
+	peakProfile string
+	mu          sync.Mutex
 }
 
 // Run starts a cluster and ALM, installs o.Installs() AppTypes, waits until every one is Succeeded, and measures.

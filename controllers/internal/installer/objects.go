@@ -12,6 +12,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/internal/outage"
+	"github.com/almproject/alm/internal/slim"
 )
 
 var (
@@ -40,7 +41,7 @@ func Objects(mgr ctrl.Manager) (cache.Cache, error) {
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: labels.NewSelector().Add(*req),
-		DefaultTransform:     cache.TransformStripManagedFields(),
+		DefaultTransform:     slim.Transform(),   // no managedFields; shared strings held once
 		NewInformer:          outage.NewInformer, // resumes within seconds after an API server restart
 	})
 	if err != nil {

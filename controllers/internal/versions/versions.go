@@ -180,16 +180,17 @@ func GetActive(ctx context.Context, c client.Reader, key client.ObjectKey) (*ope
 	return ov, all, nil
 }
 
-// OfPackage lists the OperatorVersions of a package in a namespace, from the cache.
+// OfPackage lists the OperatorVersions of a package in a namespace, from the cache: copies of them, which the
+// caller may change. Only the package's versions are copied, not every version in the namespace.
 func OfPackage(ctx context.Context, c client.Reader, namespace, pkg string) ([]operatorsv1alpha1.OperatorVersion, error) {
 	list := &operatorsv1alpha1.OperatorVersionList{}
-	if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	out := list.Items[:0]
-	for _, ov := range list.Items {
-		if ov.Spec.PackageName == pkg {
-			out = append(out, ov)
+	var out []operatorsv1alpha1.OperatorVersion
+	for i := range list.Items {
+		if list.Items[i].Spec.PackageName == pkg {
+			out = append(out, *list.Items[i].DeepCopy())
 		}
 	}
 	return out, nil

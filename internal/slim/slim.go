@@ -1,0 +1,77 @@
+// Package slim makes the objects ALM's informer caches hold smaller: the transform drops managedFields (no loop
+// reads them) and stores each repeated metadata string once. Decoding gives every object its own copy of strings
+// that thousands of objects share — label and annotation keys, the owner's name, UID, kind and API version, the
+// namespace, condition types, reasons and messages — and at a thousand installs those copies are megabytes.
+package slim
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// Transform strips managedFields and interns the shared strings of an object's metadata and, for ALM's own kinds,
+// of its status conditions. Anything that is not an object (e.g. a deleted object's final state) passes unchanged.
+func Transform() toolscache.TransformFunc {
+	return func(in any) (any, error) {
+		if obj, err := meta.Accessor(in); err == nil {
+			Metadata(obj)
+		}
+		switch o := in.(type) {
+		case *operatorsv1alpha1.OperatorVersion:
+			conditions(o.Status.Conditions)
+		case *operatorsv1alpha1.AppType:
+			conditions(o.Status.Conditions)
+		case *operatorsv1alpha1.CatalogSource:
+			conditions(o.Status.Conditions)
+		}
+		return in, nil
+	}
+}
+
+// Metadata strips obj's managedFields and interns its namespace, name, labels, annotation keys, owner references
+// and finalizers. Its own UID and resourceVersion are its alone and are left as they are.
+func Metadata(obj metav1.Object) {
+	if obj.GetManagedFields() != nil {
+		obj.SetManagedFields(nil)
+	}
+	obj.SetNamespace(intern(obj.GetNamespace()))
+	obj.SetName(intern(obj.GetName()))
+	if l := obj.GetLabels(); len(l) > 0 {
+		out := make(map[string]string, len(l))
+		for k, v := range l {
+			out[intern(k)] = intern(v)
+		}
+		obj.SetLabels(out)
+	}
+	if a := obj.GetAnnotations(); len(a) > 0 {
+		out := make(map[string]string, len(a))
+		for k, v := range a {
+			out[intern(k)] = v // values (hashes, last-applied content) are seldom shared
+		}
+		obj.SetAnnotations(out)
+	}
+	if refs := obj.GetOwnerReferences(); len(refs) > 0 {
+		for i := range refs {
+			refs[i].APIVersion, refs[i].Kind, refs[i].Name = intern(refs[i].APIVersion), intern(refs[i].Kind), intern(refs[i].Name)
+			refs[i].UID = types.UID(intern(string(refs[i].UID)))
+		}
+		obj.SetOwnerReferences(refs)
+	}
+	if f := obj.GetFinalizers(); len(f) > 0 {
+		for i := range f {
+			f[i] = intern(f[i])
+		}
+		obj.SetFinalizers(f)
+	}
+}
+
+func conditions(cs []metav1.Condition) {
+	for i := range cs {
+		cs[i].Type, cs[i].Reason, cs[i].Message = intern(cs[i].Type), intern(cs[i].Reason), intern(cs[i].Message)
+		cs[i].Status = metav1.ConditionStatus(intern(string(cs[i].Status)))
+	}
+}

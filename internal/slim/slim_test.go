@@ -1,0 +1,90 @@
+package slim
+
+import (
+	"encoding/json"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+)
+
+// decode gives each object its own copy of every string, as an informer's watch decoding does.
+func decode(t *testing.T, doc string) *operatorsv1alpha1.OperatorVersion {
+	t.Helper()
+	ov := &operatorsv1alpha1.OperatorVersion{}
+	if err := json.Unmarshal([]byte(doc), ov); err != nil {
+		t.Fatal(err)
+	}
+	return ov
+}
+
+const doc = `{"metadata": {"name": "p.v1", "namespace": "team-a", "uid": "u-%d",
+  "labels": {"operators.alm.dev/app-type": "p", "operators.alm.dev/owner-namespace": "team-a"},
+  "annotations": {"operators.alm.dev/applied-hash": "0123456789abcdef0123456789abcdef"},
+  "finalizers": ["operators.alm.dev/cleanup"],
+  "ownerReferences": [{"apiVersion": "operators.alm.dev/v1alpha1", "kind": "AppType", "name": "p", "uid": "7c2a1c1e-2a4b-4f43-9a55-0e4c2b7f1b11"}],
+  "managedFields": [{"manager": "alm", "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]},
+ "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Installed", "message": "every Deployment is available",
+  "lastTransitionTime": "2026-11-27T00:00:00Z"}]}}`
+
+func data(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
+
+// The cache's objects carry no managedFields, and strings two objects share are stored once.
+func TestTransformStripsAndShares(t *testing.T) {
+	a, b := decode(t, doc), decode(t, doc)
+	for _, ov := range []*operatorsv1alpha1.OperatorVersion{a, b} {
+		if _, err := Transform()(ov); err != nil {
+			t.Fatal(err)
+		}
+		if ov.ManagedFields != nil {
+			t.Errorf("OperatorVersion %s/%s keeps managedFields %+v; the cache must not hold them", ov.Namespace, ov.Name, ov.ManagedFields)
+		}
+	}
+	shared := map[string][2]string{
+		"namespace":               {a.Namespace, b.Namespace},
+		"label value":             {a.Labels["operators.alm.dev/app-type"], b.Labels["operators.alm.dev/app-type"]},
+		"ownerReferences[0].uid":  {string(a.OwnerReferences[0].UID), string(b.OwnerReferences[0].UID)},
+		"ownerReferences[0].kind": {a.OwnerReferences[0].Kind, b.OwnerReferences[0].Kind},
+		"finalizers[0]":           {a.Finalizers[0], b.Finalizers[0]},
+		"conditions[0].message":   {a.Status.Conditions[0].Message, b.Status.Conditions[0].Message},
+	}
+	for k := range a.Labels {
+		for k2 := range b.Labels {
+			if k == k2 {
+				shared["label key "+k] = [2]string{k, k2}
+			}
+		}
+	}
+	for what, s := range shared {
+		if s[0] != s[1] || data(s[0]) != data(s[1]) {
+			t.Errorf("%s: %q and %q are two copies; want one shared", what, s[0], s[1])
+		}
+	}
+	if a.Labels["operators.alm.dev/owner-namespace"] != "team-a" || a.Status.Conditions[0].Reason != "Installed" ||
+		a.Annotations["operators.alm.dev/applied-hash"] != "0123456789abcdef0123456789abcdef" {
+		t.Errorf("content changed: %+v", a.ObjectMeta)
+	}
+}
+
+// A string no object holds any more is forgotten: names and UIDs of deleted objects do not pile up.
+func TestInternForgetsUnheld(t *testing.T) {
+	before := shared.size()
+	func() {
+		for i := 0; i < 1000; i++ {
+			ov := &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "gone-" + time.Now().String()}}
+			Metadata(ov)
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for shared.size() > before+10 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := shared.size(); n > before+10 {
+		t.Errorf("the table holds %d strings after the objects that held them were collected, want at most %d", n, before+10)
+	}
+}
