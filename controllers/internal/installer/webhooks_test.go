@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/almproject/alm/controllers/internal/servingcert"
 	"github.com/almproject/alm/test/harness"
 )
 
@@ -35,7 +36,7 @@ func TestWebhookPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), ov, plan, time.Now()); err != nil {
+	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), nil, ov, plan, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	svc := plan.find("Service", "demo-operator-service")
@@ -64,7 +65,7 @@ func TestWebhookPlan(t *testing.T) {
 	for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
 		mounts[m.MountPath] = true
 	}
-	if !mounts[WebhookCertDir] || !mounts[APIServerCertDir] || d.Spec.Template.Annotations[AnnotationServingCertHash] == "" {
+	if !mounts[WebhookCertDir] || !mounts[APIServerCertDir] || d.Spec.Template.Annotations[servingcert.AnnotationRolledHash] == "" {
 		t.Errorf("Deployment mounts %v, annotations %v; want %s and %s and the certificate hash", mounts, d.Spec.Template.Annotations, WebhookCertDir, APIServerCertDir)
 	}
 }
