@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,14 +268,18 @@ func checkServes(t *testing.T, c client.Client, ns, name, cert string) {
 	}
 }
 
-// waitRefreshed waits until the node runner has written cert (PEM) into pod's mounted serving certificate.
+// waitRefreshed waits until the node runner has written cert (PEM) into pod's mounted serving certificate; it
+// fails at once when pod stops (the renewal rolled it).
 func waitRefreshed(t *testing.T, runner *noderunner.Runner, pod noderunner.PodInfo, cert string) {
 	t.Helper()
 	file := filepath.Join(pod.Dir, "tmp", "k8s-webhook-server", "serving-certs", "tls.crt")
 	harness.Eventually(t, time.Minute, func() error {
+		if !slices.ContainsFunc(runner.Pods(), func(p noderunner.PodInfo) bool { return p.Name == pod.Name && !p.Terminating }) {
+			t.Fatalf("pod %s stopped after the renewal, before its mounted certificate was refreshed: the renewal rolled the pods", pod.Name)
+		}
 		got, err := os.ReadFile(file)
 		if err != nil || string(got) != cert {
-			return fmt.Errorf("%s: %s (%v), want the renewed certificate %s", file, fingerprint(string(got)), err, fingerprint(cert))
+			return fmt.Errorf("%s: %s, want the renewed certificate %s (read: %w)", file, fingerprint(string(got)), fingerprint(cert), err)
 		}
 		return nil
 	})

@@ -167,7 +167,7 @@ func ServiceDialer(socket string) func(ctx context.Context, network, addr string
 			return nil, err
 		}
 		// Nothing follows the response until the client speaks; its "body" is the tunnel, so it is not read.
-		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: http.MethodConnect})
+		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: http.MethodConnect}) //nolint:bodyclose // the body is the tunnel
 		if err != nil {
 			_ = conn.Close()
 			return nil, err
