@@ -278,8 +278,11 @@ func waitRefreshed(t *testing.T, runner *noderunner.Runner, pod noderunner.PodIn
 			t.Fatalf("pod %s stopped after the renewal, before its mounted certificate was refreshed: the renewal rolled the pods", pod.Name)
 		}
 		got, err := os.ReadFile(file)
-		if err != nil || string(got) != cert {
-			return fmt.Errorf("%s: %s, want the renewed certificate %s (read: %w)", file, fingerprint(string(got)), fingerprint(cert), err)
+		if err != nil {
+			return err
+		}
+		if string(got) != cert {
+			return fmt.Errorf("%s: %s, want the renewed certificate %s", file, fingerprint(string(got)), fingerprint(cert))
 		}
 		return nil
 	})
