@@ -44,7 +44,8 @@ func RolledOnto(cert []byte) Rolled {
 
 // FallbackAt is when pods rolled onto rolled must be rolled onto cert, the current certificate, unless they serve it
 // already: FallbackBefore the expiry of the certificate they were rolled onto, and not before FallbackGrace after
-// cert was issued. Zero when they were rolled onto cert; the issue time of cert when rolled is unknown.
+// cert was issued. Zero when they were rolled onto cert; FallbackGrace after cert was issued when the expiry of the
+// one they were rolled onto is not recorded.
 func FallbackAt(rolled Rolled, cert []byte) time.Time {
 	current := RolledOnto(cert)
 	if rolled.Hash == current.Hash {
@@ -54,12 +55,12 @@ func FallbackAt(rolled Rolled, cert []byte) time.Time {
 	if err != nil {
 		return time.Time{}
 	}
-	issued := c.NotBefore.Add(time.Minute) // NewCA and EnsureServing back-date NotBefore by a minute
+	earliest := c.NotBefore.Add(time.Minute + FallbackGrace) // NewCA and EnsureServing back-date NotBefore by a minute
 	notAfter, err := time.Parse(time.RFC3339, rolled.NotAfter)
 	if err != nil {
-		return issued
+		return earliest
 	}
-	return later(issued.Add(FallbackGrace), notAfter.Add(-FallbackBefore))
+	return later(earliest, notAfter.Add(-FallbackBefore))
 }
 
 // Decide returns what the pod template records at now, given what it records (rolled; zero for a new Deployment)

@@ -50,6 +50,7 @@ func TestDecide(t *testing.T) {
 		{"fallback due, serves the old one", rolledOld, fallback, false, RolledOnto(current)},
 		{"old one expired, within the grace", expired, renewedAt.Add(FallbackGrace - 2*time.Minute), false, expired},
 		{"old one expired, after the grace", expired, renewedAt.Add(FallbackGrace), false, RolledOnto(current)},
+		{"old one unknown, within the grace", Rolled{Hash: rolledOld.Hash}, renewedAt.Add(FallbackGrace - 2*time.Minute), false, Rolled{Hash: rolledOld.Hash}},
 		{"old one unknown, after the grace", Rolled{Hash: rolledOld.Hash}, renewedAt.Add(FallbackGrace), false, RolledOnto(current)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
