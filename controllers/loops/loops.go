@@ -5,6 +5,7 @@ package loops
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -66,6 +67,9 @@ type Options struct {
 	// Now is the clock of the install and upgrade loops (when webhook certificates are issued and renewed); nil:
 	// time.Now. Tests move it to see certificates renewed.
 	Now func() time.Time
+	// DialService reaches a webhook Service's cluster IP from ALM, to check which serving certificate it presents
+	// before a fallback rollout (servingcert.Decide); nil: a plain network dial. Tests dial through the node runner.
+	DialService func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // VersionFinalizers is what Options.VersionFinalizers holds for the selected loops: the cleanup finalizer when a
@@ -153,13 +157,13 @@ var All = []Loop{
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := install.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
-		r.Installer.Now = o.Now
+		r.Installer.Now, r.Installer.DialService = o.Now, o.DialService
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := upgrade.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
-		r.Installer.Now = o.Now
+		r.Installer.Now, r.Installer.DialService = o.Now, o.DialService
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {

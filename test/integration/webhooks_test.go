@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +21,6 @@ import (
 	hackimages "github.com/almproject/alm/hack/images"
 	"github.com/almproject/alm/test/harness"
 	"github.com/almproject/alm/test/localkube"
-	"github.com/almproject/alm/test/noderunner"
 )
 
 const whop = "whop" // the webhook operator's package
@@ -133,15 +131,7 @@ func TestWebhooksInstallAndUpgrade(t *testing.T) {
 	images := buildWebhookOperator(t, "1.0.0", "2.0.0")
 	c := harness.Client(t, cp)
 	ns := harness.Namespace(t, c, "webhooks")
-	runner, err := noderunner.New(noderunner.Options{Config: cp.Config, ImagesDir: images, StateDir: t.TempDir(),
-		Namespaces: []string{ns}, ServiceSocket: cp.ServiceSocket, Logger: testr.New(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runner.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = runner.Stop() })
+	runner := startRunner(t, images, ns)
 	startALM(t, "all")
 	catalogSource(t, c, ns, "ops")
 	root := t.TempDir()
@@ -156,7 +146,7 @@ func TestWebhooksInstallAndUpgrade(t *testing.T) {
 	waitAppType(t, c, ns, whop, 2*time.Minute, installed("2.0.0"))
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: whop + ".v1.0.0"}}, time.Minute)
 	waitOnlyPod(t, runner, ns, whop+"-operator") // until 1.0.0's pod has stopped
-	writes().check(t, "the upgrade")
+	writes().check(t, "the upgrade", 1)          // a rollout: the old version's pod stops
 	checkWebhooks(t, c, ns, "2.0.0")
 	for _, list := range []client.ObjectList{&admissionregistrationv1.ValidatingWebhookConfigurationList{}, &admissionregistrationv1.MutatingWebhookConfigurationList{}} {
 		if err := c.List(t.Context(), list, client.MatchingLabels{operatorsv1alpha1.LabelAppType: whop}); err != nil {

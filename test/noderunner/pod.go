@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/almproject/alm/test/noderunner/images"
-
 	"github.com/almproject/alm/test/noderunner/deploystatus"
+	"github.com/almproject/alm/test/noderunner/images"
+	"github.com/almproject/alm/test/noderunner/volumes"
 )
 
 // podDeps is what a pod needs from the runner.
@@ -56,6 +56,7 @@ type pod struct {
 	startErr    *deploystatus.Problem
 	terminating bool
 	kubeconfig  string
+	volumes     []volumes.Mount // set by prepare, refreshed by syncVolumes
 }
 
 // newPod names a pod of d like the deployment controller would (<deployment>-<template hash>-<5 random chars>) and
@@ -144,6 +145,7 @@ func (p *pod) run(ctx context.Context, deps podDeps) {
 	for _, c := range p.containers {
 		wg.Go(func() { c.supervise(ctx) })
 	}
+	wg.Go(func() { p.syncVolumes(ctx, deps) })
 	for sleepCtx(ctx, renew) {
 		next, err := id.refresh(ctx)
 		if err != nil {
@@ -178,7 +180,7 @@ func (p *pod) prepare(ctx context.Context, id *identity, deps podDeps) (time.Dur
 	}
 	lookup := p.lookup(ctx, deps.reader)
 	grace := min(time.Duration(ptrOr(p.spec.TerminationGracePeriodSeconds, 30))*time.Second, deps.maxGrace)
-	mounts, err := p.mounts(ctx, deps.reader)
+	mounts, err := p.mounts(ctx, deps)
 	if err != nil {
 		return 0, err
 	}
@@ -223,14 +225,14 @@ func (p *pod) container(spec *corev1.Container, kubeconfig string, lookup lookup
 		env.set("TMPDIR", tmp)
 	}
 	for _, n := range env.names {
-		env.values[n] = rewriteMounts(imagePath(img.RootFS, rewritePorts(env.values[n], p.ports)), mounts)
+		env.values[n] = volumes.Rewrite(imagePath(img.RootFS, rewritePorts(env.values[n], p.ports)), mounts)
 	}
 	argv := commandLine(img.Config, spec)
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("container %s: no command: the image %s has no Entrypoint or Cmd", spec.Name, spec.Image)
 	}
 	for i := range argv {
-		argv[i] = rewriteMounts(expand(rewritePorts(argv[i], p.ports), env.lookup), mounts)
+		argv[i] = volumes.Rewrite(expand(rewritePorts(argv[i], p.ports), env.lookup), mounts)
 	}
 	exe, err := p.executable(img, argv[0], env)
 	if err != nil {

@@ -152,3 +152,30 @@ func (p *pod) targetPort(target intstr.IntOrString) (int32, bool) {
 	hp, ok := p.ports[want]
 	return hp, ok
 }
+
+// ServiceDialer dials Services through a runner's ServiceSocket, as kube-apiserver's egress selector does: addr is
+// <cluster IP>:<port>, and the connection reaches a ready pod of that Service. Tests and ALM's served-certificate
+// check (loops.Options.DialService) reach webhooks with it.
+func ServiceDialer(socket string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, _, addr string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", addr, addr); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		// Nothing follows the response until the client speaks; its "body" is the tunnel, so it is not read.
+		resp, err := http.ReadResponse(bufio.NewReader(conn), &http.Request{Method: http.MethodConnect}) //nolint:bodyclose // the body is the tunnel
+		if err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			_ = conn.Close()
+			return nil, fmt.Errorf("connecting to Service %s: %s", addr, resp.Status)
+		}
+		return conn, nil
+	}
+}

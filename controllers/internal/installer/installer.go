@@ -30,6 +30,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/cleanup"
 	"github.com/almproject/alm/controllers/internal/dependencies"
 	"github.com/almproject/alm/controllers/internal/rollout"
+	"github.com/almproject/alm/controllers/internal/servingcert"
 	"github.com/almproject/alm/internal/status"
 )
 
@@ -56,6 +57,9 @@ type Installer struct {
 	Loop string
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
+	// DialService reaches a webhook Service's cluster IP, to check which serving certificate it presents
+	// (servingcert.Decide); nil: a plain network dial.
+	DialService servingcert.Dialer
 	// Writes remembers the installer's own writes of OperatorVersions (finalizer, status), see Stale.
 	Writes status.Writes
 	// Bundles verifies the bundle content against spec.bundle.digest and pulls bundle images; shared by the Install
@@ -232,7 +236,7 @@ func (in *Installer) plan(ctx context.Context, content *operatorsv1alpha1.Operat
 	case err != nil:
 		return nil, err
 	}
-	if err := fillWebhooks(ctx, in.Reader, content, plan, f.now); err != nil {
+	if err := fillWebhooks(ctx, in.Reader, in.DialService, content, plan, f.now); err != nil {
 		return nil, err
 	}
 	if f.status.RequirementStatus, f.missing, err = in.requirements(ctx, content); err != nil {

@@ -2,9 +2,7 @@ package installer
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,7 +12,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,9 +30,6 @@ import (
 const (
 	WebhookCertDir   = "/tmp/k8s-webhook-server/serving-certs"
 	APIServerCertDir = "/apiserver.local.config/certificates"
-	// AnnotationServingCertHash on a webhook Deployment's pod template changes when its serving certificate is
-	// renewed, so that its pods are rolled (new pods ready before old ones stop) onto the new certificate.
-	AnnotationServingCertHash = "operators.alm.dev/serving-cert-hash"
 )
 
 // webhookPlan is what a version's webhooks need besides their objects: certificates, filled in by the installer
@@ -250,48 +244,41 @@ func (p *Plan) mountServingCerts() error {
 	return nil
 }
 
-// fillWebhooks issues the certificates of plan's webhooks (servingcert.EnsureCA, EnsureServing) from the Secrets
-// that hold them now, read through r, and writes them into the planned Secrets, caBundles and pod templates.
-func fillWebhooks(ctx context.Context, r client.Reader, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, now time.Time) error {
+// fillWebhooks issues the certificates of plan's webhooks (servingcert.Issue) from the Secrets that hold them now,
+// read through r, and writes them into the planned Secrets and caBundles; each Deployment's pod template records the
+// certificate its pods are rolled onto, which changes only on a new Deployment or as the fallback for operators
+// that do not reload a renewed certificate (servingcert.Decide; dial reaches the webhook Services). A serving
+// Secret that exists is applied last, after every caBundle: a certificate of a renewed CA, which running pods load
+// in place, is served only once the webhook configurations and CRDs trust that CA.
+func fillWebhooks(ctx context.Context, r client.Reader, dial servingcert.Dialer, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, now time.Time) error {
 	wp := plan.webhooks
 	if wp == nil {
 		return nil
 	}
-	own, err := secretData(ctx, r, ov.Namespace, wp.ca.GetName())
+	req := servingcert.Request{Namespace: ov.Namespace, Version: ov.Name, CASecret: wp.ca.GetName(), ReplacedCASecret: wp.replacedCASecret}
+	for _, t := range wp.serving {
+		req.Services = append(req.Services, servingcert.Service{Name: t.service, Secret: t.secret.GetName(), Deployment: t.deployment.GetName()})
+	}
+	issued, err := servingcert.Issue(ctx, r, dial, req, now)
 	if err != nil {
 		return err
 	}
-	var replaced map[string][]byte
-	if wp.replacedCASecret != "" {
-		if replaced, err = secretData(ctx, r, ov.Namespace, wp.replacedCASecret); err != nil {
-			return err
+	setData(wp.ca, issued.CA.Data())
+	for i, t := range wp.serving {
+		s := issued.Serving[i]
+		setData(t.secret, map[string][]byte{servingcert.KeyTLSCert: s.Cert, servingcert.KeyTLSKey: s.Key, servingcert.KeyCACert: issued.CA.Cert})
+		for key, value := range map[string]string{servingcert.AnnotationRolledHash: s.Rolled.Hash, servingcert.AnnotationRolledNotAfter: s.Rolled.NotAfter} {
+			_ = unstructured.SetNestedField(t.deployment.Object, value, "spec", "template", "metadata", "annotations", key)
+		}
+		if s.Existed {
+			plan.Objects = append(slices.DeleteFunc(plan.Objects, func(o *unstructured.Unstructured) bool { return o == t.secret }), t.secret)
 		}
 	}
-	ca, _, err := servingcert.EnsureCA(own, replaced, ov.Namespace+"/"+ov.Name, now)
-	if err != nil {
-		return fmt.Errorf("OperatorVersion %s/%s: issuing the webhook CA: %w", ov.Namespace, ov.Name, err)
-	}
-	setData(wp.ca, ca.Data())
-	certs := [][]byte{ca.Cert}
-	for _, t := range wp.serving {
-		existing, err := secretData(ctx, r, ov.Namespace, t.secret.GetName())
-		if err != nil {
-			return err
-		}
-		cert, key, err := servingcert.EnsureServing(existing, ca, servingcert.Hosts(t.service, ov.Namespace), now)
-		if err != nil {
-			return fmt.Errorf("issuing the serving certificate of Secret %s/%s: %w", ov.Namespace, t.secret.GetName(), err)
-		}
-		setData(t.secret, map[string][]byte{servingcert.KeyTLSCert: cert, servingcert.KeyTLSKey: key, servingcert.KeyCACert: ca.Cert})
-		sum := sha256.Sum256(cert)
-		_ = unstructured.SetNestedField(t.deployment.Object, hex.EncodeToString(sum[:])[:16], "spec", "template", "metadata", "annotations", AnnotationServingCertHash)
-		certs = append(certs, cert)
-	}
-	bundle := base64.StdEncoding.EncodeToString(ca.Bundle())
+	bundle := base64.StdEncoding.EncodeToString(issued.CA.Bundle())
 	for _, t := range wp.caBundles {
 		setCABundle(t, bundle)
 	}
-	wp.renewAt = servingcert.NextRenewal(certs...)
+	wp.renewAt = issued.At
 	return nil
 }
 
@@ -307,19 +294,6 @@ func setCABundle(t caBundleTarget, bundle string) {
 		}
 	}
 	_ = unstructured.SetNestedSlice(t.obj.Object, hooks, "webhooks")
-}
-
-// secretData reads a Secret's data; nil when it does not exist.
-func secretData(ctx context.Context, r client.Reader, namespace, name string) (map[string][]byte, error) {
-	s := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading Secret %s/%s: %w", namespace, name, err)
-	}
-	return s.Data, nil
 }
 
 func setData(secret *unstructured.Unstructured, data map[string][]byte) {

@@ -4,6 +4,8 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/almproject/alm/controllers/internal/servingcert"
 	"github.com/almproject/alm/test/harness"
 )
 
@@ -35,7 +39,7 @@ func TestWebhookPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), ov, plan, time.Now()); err != nil {
+	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), nil, ov, plan, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	svc := plan.find("Service", "demo-operator-service")
@@ -64,7 +68,7 @@ func TestWebhookPlan(t *testing.T) {
 	for _, m := range d.Spec.Template.Spec.Containers[0].VolumeMounts {
 		mounts[m.MountPath] = true
 	}
-	if !mounts[WebhookCertDir] || !mounts[APIServerCertDir] || d.Spec.Template.Annotations[AnnotationServingCertHash] == "" {
+	if !mounts[WebhookCertDir] || !mounts[APIServerCertDir] || d.Spec.Template.Annotations[servingcert.AnnotationRolledHash] == "" {
 		t.Errorf("Deployment mounts %v, annotations %v; want %s and %s and the certificate hash", mounts, d.Spec.Template.Annotations, WebhookCertDir, APIServerCertDir)
 	}
 }
@@ -85,5 +89,65 @@ func verify(t *testing.T, certB64, caB64, host string) {
 	pool.AppendCertsFromPEM(caPEM)
 	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: host}); err != nil {
 		t.Errorf("serving certificate for %s: %v", host, err)
+	}
+}
+
+// TestWebhookRenewalInPlace: a serving certificate renewed for a Deployment that exists goes into its Secret with
+// the pod template unchanged (no rollout), and the Secret is applied after every caBundle; on install it goes
+// before the Deployment that mounts it.
+func TestWebhookRenewalInPlace(t *testing.T) {
+	ov := harness.Demo{Namespace: "ns", Name: "demo.v1.0.0", Version: "1.0.0", CRDVersions: []string{"v1", "v2"}, Webhooks: []opv1alpha1.WebhookDescription{
+		{Type: opv1alpha1.ValidatingAdmissionWebhook, GenerateName: "vwidget.example.com", DeploymentName: "demo-operator", ContainerPort: 443,
+			WebhookPath: ptr.To("/validate"), AdmissionReviewVersions: []string{"v1"}, SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone)},
+	}}.OperatorVersion()
+	index := func(plan *Plan, kind, name string) int {
+		return slices.IndexFunc(plan.All(), func(o *unstructured.Unstructured) bool { return o.GetKind() == kind && o.GetName() == name })
+	}
+	now := time.Now()
+	installed, err := NewPlan(ov, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), nil, ov, installed, now); err != nil {
+		t.Fatal(err)
+	}
+	if s, d := index(installed, "Secret", "demo-operator-service-cert"), index(installed, "Deployment", "demo-operator"); s > d {
+		t.Errorf("install: the serving Secret is applied at %d, after the Deployment that mounts it (%d)", s, d)
+	}
+	var existing []client.Object
+	for _, kind := range []string{"Secret", "Deployment"} {
+		for _, o := range installed.All() {
+			if o.GetKind() == kind {
+				existing = append(existing, o.DeepCopy())
+			}
+		}
+	}
+	renewed, err := NewPlan(ov, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := now.Add(250 * 24 * time.Hour) // the serving certificate is due, the CA is not
+	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().WithObjects(existing...).Build(), nil, ov, renewed, later); err != nil {
+		t.Fatal(err)
+	}
+	cert := func(p *Plan) string {
+		s, _, _ := unstructured.NestedString(p.find("Secret", "demo-operator-service-cert").Object, "data", "tls.crt")
+		return s
+	}
+	template := func(p *Plan) map[string]string {
+		a, _, _ := unstructured.NestedStringMap(p.find("Deployment", "demo-operator").Object, "spec", "template", "metadata", "annotations")
+		return a
+	}
+	if cert(renewed) == cert(installed) {
+		t.Fatal("the serving certificate was not renewed at day 250")
+	}
+	if !maps.Equal(template(renewed), template(installed)) {
+		t.Errorf("renewal: pod template annotations %v, want those of the install %v (renewed in place, no rollout)", template(renewed), template(installed))
+	}
+	secret := index(renewed, "Secret", "demo-operator-service-cert")
+	for _, o := range []struct{ kind, name string }{{"ValidatingWebhookConfiguration", "vwidget.example.com-ns-demo.v1.0.0"}, {"Deployment", "demo-operator"}} {
+		if i := index(renewed, o.kind, o.name); i > secret {
+			t.Errorf("renewal: the serving Secret is applied at %d, before %s %s (%d); want it after every caBundle", secret, o.kind, o.name, i)
+		}
 	}
 }

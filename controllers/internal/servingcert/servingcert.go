@@ -1,6 +1,7 @@
 // Package servingcert issues the certificates of the webhooks ALM installs: a CA per OperatorVersion and, signed by
-// it, a serving certificate per webhook Service, and decides when each is renewed. It is pure apart from the
-// randomness of new keys.
+// it, a serving certificate per webhook Service, decides when each is renewed, and when a webhook Deployment's pods
+// must be rolled onto a renewed one (rollout.go). Its decisions are pure apart from the randomness of new keys;
+// Issue (issue.go) reads the Secrets and Deployments they need, and Serves makes a TLS handshake with a Service.
 package servingcert
 
 import (

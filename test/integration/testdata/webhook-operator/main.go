@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +32,8 @@ var version = "dev"
 
 func main() {
 	bind := flag.String("webhook-bind-address", ":9443", "where the webhook server listens")
+	reload := flag.Bool("cert-reload", true, "reload the serving certificate when its files change (controller-runtime's certwatcher); "+
+		"false: read it once at start, as an operator that never reloads it")
 	flag.Parse()
 	host, portText, err := net.SplitHostPort(*bind)
 	if err != nil {
@@ -39,13 +43,24 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	srv := webhook.NewServer(webhook.Options{Host: host, Port: port}) // CertDir: controller-runtime's default
+	opts := webhook.Options{Host: host, Port: port} // CertDir: controller-runtime's default, watched by its certwatcher
+	if !*reload {
+		cert, err := tls.LoadX509KeyPair(filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs", "tls.crt"),
+			filepath.Join(os.TempDir(), "k8s-webhook-server", "serving-certs", "tls.key"))
+		if err != nil {
+			fail(err)
+		}
+		opts.TLSOpts = []func(*tls.Config){func(c *tls.Config) {
+			c.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &cert, nil }
+		}}
+	}
+	srv := webhook.NewServer(opts)
 	srv.Register("/validate", &admission.Webhook{Handler: admission.HandlerFunc(validate)})
 	srv.Register("/mutate", &admission.Webhook{Handler: admission.HandlerFunc(mutate)})
 	srv.Register("/convert", http.HandlerFunc(convert))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	fmt.Printf("webhook-operator %s serving on %s\n", version, *bind)
+	fmt.Printf("webhook-operator %s serving on %s (certificate reload: %t)\n", version, *bind, *reload)
 	if err := srv.Start(ctx); err != nil {
 		fail(err)
 	}
