@@ -125,6 +125,8 @@ func (e *env) forget(obj client.Object) {
 // with key k, key k-free in no set, and a vault. It returns them by name.
 func (e *env) gatewayObjects(cp string) map[string]client.Object {
 	e.create(tlsSecret("tls", "secret.example.com"))
+	// The vault is cluster-scoped: a grant in the control plane's namespace lets it reference the control plane.
+	e.create(grantObj("vaults-to-"+cp, "KongVault", ""))
 	objs := map[string]client.Object{
 		"u": upstreamObj("u", cp), "t": targetObj("t", "u", "10.0.0.1:8080"),
 		"cert": certificateObj("cert", cp, "example.com"), "sni": sniObj("sni", "cert", "api.example.com"),

@@ -171,4 +171,7 @@ type RefIndex struct {
 	Target client.Object
 	// Extract returns the names the object references through this field.
 	Extract func(client.Object) []string
+	// Key, when set, is the index value of a referenced object (e.g. namespace/name), and its referrers are looked
+	// up in every namespace; unset, they are looked up by its name in its own namespace.
+	Key func(target client.Object) string
 }

@@ -70,7 +70,7 @@ func resolveSNI(ctx context.Context, c client.Reader, o *configurationv1alpha1.K
 	if err != nil || !check.OK {
 		return entity.Refs{}, []entity.RefCheck{check}, err
 	}
-	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, o.Namespace, cert.Spec.ControlPlaneRef)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongCertificate", o.Namespace, cert.Spec.ControlPlaneRef)
 	if err != nil {
 		return entity.Refs{}, nil, err
 	}
@@ -92,7 +92,7 @@ func DataPlaneCertificate() entity.Kind[*configurationv1alpha1.KongDataPlaneClie
 		},
 		IsManaged: func(o obj) bool { return o.Spec.ControlPlaneRef.ForKonnect() },
 		Refs: func(ctx context.Context, c client.Reader, o obj) (entity.Refs, []entity.RefCheck, error) {
-			return kindbase.ResolveControlPlane(ctx, c, o.Namespace, o.Spec.ControlPlaneRef)
+			return kindbase.ResolveControlPlane(ctx, c, "KongDataPlaneClientCertificate", o.Namespace, o.Spec.ControlPlaneRef)
 		},
 		Body:     func(o obj, _ entity.Refs) (map[string]any, error) { return map[string]any{"cert": o.Spec.Cert}, nil },
 		Keys:     []string{"cert"},
