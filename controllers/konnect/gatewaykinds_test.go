@@ -555,3 +555,26 @@ func TestGatewayKindsRetried(t *testing.T) {
 		t.Errorf("%d key set deletes, want 4 (3 failed, then the one that worked)", n)
 	}
 }
+
+// Konnect keeps no tags on a data plane client certificate, so a create whose answer was lost is found again by the
+// certificate itself: exactly one certificate ends in Konnect, the one in status.
+func TestDataPlaneCertificateCreatedOnce(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	cp := e.readyControlPlane("cp")
+	e.sim.LoseNext(http.MethodPost, konnectsim.PathDPCertificates, 1)
+	dp := dpCertificateObj("dp", "cp")
+	e.create(dp)
+	e.waitProgrammed(dp, "dp")
+	var inCP []konnectsim.Object
+	for _, o := range e.sim.ObjectsOf(konnectsim.KindDPCertificate) {
+		if o.ControlPlaneID == cp.Status.ID {
+			inCP = append(inCP, o)
+		}
+	}
+	if len(inCP) != 1 || inCP[0].ID != dp.Status.Konnect.ID {
+		t.Errorf("%d data plane certificates in the control plane (%+v), want exactly the one in status (%s)", len(inCP), inCP, dp.Status.Konnect.ID)
+	}
+	if n := count(e.sim, http.MethodPost, konnectsim.PathDPCertificates); n != 1 {
+		t.Errorf("%d data plane certificate creates, want 1: the lost one, whose certificate is then found by its PEM", n)
+	}
+}

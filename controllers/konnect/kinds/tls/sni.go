@@ -2,6 +2,7 @@ package tls
 
 import (
 	"context"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,5 +105,12 @@ func DataPlaneCertificate() entity.Kind[*configurationv1alpha1.KongDataPlaneClie
 		RefIndexes: []entity.RefIndex{kindbase.CPRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 			return o.(obj).Spec.ControlPlaneRef
 		})},
-	}, RecreateWhenGone: true}
+	}, RecreateWhenGone: true, DedupeKey: certificatePEM}
+}
+
+// certificatePEM is the key of a data plane client certificate among its control plane's (Konnect keeps no tags on
+// it): its certificate, without the whitespace around it.
+func certificatePEM(body map[string]any) string {
+	cert, _ := body["cert"].(string)
+	return strings.TrimSpace(cert)
 }
