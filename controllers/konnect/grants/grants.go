@@ -48,23 +48,27 @@ func Allows(grant *configurationv1alpha1.KongReferenceGrant, from From, to To) b
 
 // Check says whether from may reference to. A reference inside one namespace always may; one into another
 // namespace only when a KongReferenceGrant there allows it. denied is a message naming the grant that is missing
-// ("" when allowed). An error is a failed read (transient); the grant CRD not being installed denies.
-func Check(ctx context.Context, c client.Reader, from From, to To) (denied string, err error) {
+// ("" when allowed). c reads the operator's cache, which does not fail transiently: grants that cannot be read
+// (their CRD is not installed, or the operator does not watch to's namespace) allow nothing, and the message says so.
+func Check(ctx context.Context, c client.Reader, from From, to To) (denied string) {
 	if from.Namespace == to.Namespace {
-		return "", nil
+		return ""
 	}
 	list := &configurationv1alpha1.KongReferenceGrantList{}
 	if err := c.List(ctx, list, client.InNamespace(to.Namespace)); err != nil {
-		if !apimeta.IsNoMatchError(err) {
-			return "", fmt.Errorf("listing KongReferenceGrants in namespace %s: %w", to.Namespace, err)
+		why := err.Error()
+		if apimeta.IsNoMatchError(err) {
+			why = "the KongReferenceGrant CRD is not installed"
 		}
+		return Missing(from, to) + "; the grants of namespace " + to.Namespace + " cannot be read (" + why +
+			"; does the operator watch that namespace?)"
 	}
 	for i := range list.Items {
 		if Allows(&list.Items[i], from, to) {
-			return "", nil
+			return ""
 		}
 	}
-	return Missing(from, to), nil
+	return Missing(from, to)
 }
 
 // Missing names the grant a reference lacks.

@@ -100,11 +100,7 @@ func ResolveControlPlane(ctx context.Context, c client.Reader, kind, namespace s
 func ResolveControlPlaneIn(ctx context.Context, c client.Reader, from grants.From, namespace, name string) (entity.Refs, []entity.RefCheck, error) {
 	check := entity.RefCheck{Type: konnectv1alpha1.ConditionControlPlaneRefValid}
 	to := grants.To{Group: konnectv1alpha2.GroupVersion.Group, Kind: "KonnectGatewayControlPlane", Namespace: namespace, Name: name}
-	denied, err := grants.Check(ctx, c, from, to)
-	if err != nil {
-		return entity.Refs{}, nil, err
-	}
-	if denied != "" {
+	if denied := grants.Check(ctx, c, from, to); denied != "" {
 		check.Reason, check.Message = konnectv1alpha1.ReasonRefNotPermitted, denied
 		return entity.Refs{}, []entity.RefCheck{check}, nil
 	}
