@@ -74,7 +74,7 @@ func (routeMapping) Resolve(ctx context.Context, c client.Reader, r *configurati
 	if own, svcCP := kindbase.CPRefKey(r.Namespace, r.Spec.ControlPlaneRef), kindbase.CPRefKey(svc.Namespace, svc.Spec.ControlPlaneRef); own != "" && own != svcCP {
 		cpCheck := entity.RefCheck{Type: konnectv1alpha1.ConditionControlPlaneRefValid, Message: fmt.Sprintf(
 			"controlPlaneRef names KonnectGatewayControlPlane %s but KongService %s/%s is in %s: a route lives in its service's control plane, so drop controlPlaneRef or make them match",
-			own, r.Namespace, name, svcCP)}
+			kindbase.CPRefShown(r.Namespace, own), r.Namespace, name, kindbase.CPRefShown(r.Namespace, svcCP))}
 		return entity.Refs{}, []entity.RefCheck{check, cpCheck}, nil
 	}
 	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongService", r.Namespace, svc.Spec.ControlPlaneRef)

@@ -122,7 +122,7 @@ func resolveKey(ctx context.Context, c client.Reader, k *configurationv1alpha1.K
 			return entity.Refs{}, []entity.RefCheck{check}, err
 		}
 		if own, setCP := kindbase.CPRefKey(k.Namespace, k.Spec.ControlPlaneRef), kindbase.CPRefKey(set.Namespace, set.Spec.ControlPlaneRef); own != setCP {
-			check.OK, check.Message = false, fmt.Sprintf("KongKeySet %s/%s is in KonnectGatewayControlPlane %s, the key in %s: they must be the same", k.Namespace, name, setCP, own)
+			check.OK, check.Message = false, fmt.Sprintf("KongKeySet %s/%s is in KonnectGatewayControlPlane %s, the key in %s: they must be the same", k.Namespace, name, kindbase.CPRefShown(k.Namespace, setCP), kindbase.CPRefShown(k.Namespace, own))
 			return entity.Refs{}, []entity.RefCheck{check}, nil
 		}
 		setCheck, setID = check, id

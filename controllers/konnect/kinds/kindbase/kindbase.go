@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,6 +73,15 @@ func CPRefKey(namespace string, ref *configurationv1alpha1.ControlPlaneRef) stri
 		return CPRefNamespace(namespace, ref) + "/" + name
 	}
 	return ""
+}
+
+// CPRefShown is a CPRefKey as a message names it to an object in namespace: the name alone for a control plane of
+// that namespace, namespace/name for one of another.
+func CPRefShown(namespace, key string) string {
+	if name, ok := strings.CutPrefix(key, namespace+"/"); ok {
+		return name
+	}
+	return key
 }
 
 // CPRefNamespace is the namespace of the KonnectGatewayControlPlane a reference of an object in namespace names.
