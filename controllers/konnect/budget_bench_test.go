@@ -68,16 +68,21 @@ func benchmarkBudget(b *testing.B, bin string, entities int) {
 }
 
 // declareEveryKind declares, in a new namespace, an auth configuration, controlPlanes control planes and perCP
-// entities in each, spread over the kinds (a quarter services, a quarter routes, a quarter consumers, 5% consumer
-// groups, the rest plugins bound to services), and returns the kinds to watch.
+// entities in each, spread over the kinds: 5% each of the nine kinds of upstreams, TLS material, keys and vaults
+// (upstreams, targets, certificates, SNIs, CA certificates, data plane certificates, key sets, keys and vaults, with
+// the KongReferenceGrant the cluster-scoped vaults need), and of the rest a quarter services, a quarter routes, a
+// quarter consumers, 5% consumer groups, the remainder plugins bound to services. It returns the kinds to watch.
 func declareEveryKind(b *testing.B, sim *konnectsim.Server, controlPlanes, perCP int) (*env, []schema.GroupVersionKind) {
 	e := newScaleEnv(b, sim)
 	e.create(authConfig("auth", sim.URL()))
 	rl := kongPlugin("rate-limit", "rate-limiting", `{"minute":5,"policy":"local"}`)
 	rl.Namespace = e.ns
 	e.create(rl)
-	services, groups := perCP/4, perCP/20
-	bindings := perCP - 3*services - groups
+	e.create(grantObj("vaults", "KongVault", ""))
+	each := perCP / 20
+	rest := perCP - 9*each
+	services, groups := rest/4, rest/20
+	bindings := rest - 3*services - groups
 	for c := range controlPlanes {
 		cp := fmt.Sprintf("cp-%d", c)
 		e.create(controlPlaneObj(cp, "auth"))
@@ -91,6 +96,7 @@ func declareEveryKind(b *testing.B, sim *konnectsim.Server, controlPlanes, perCP
 			}
 		})
 		parallel(16, groups, func(i int) { e.createAsync(consumerGroupObj(fmt.Sprintf("%s-group-%d", cp, i), cp)) })
+		parallel(16, each, func(i int) { e.declareGatewayKinds(cp, i) })
 	}
 	if b.Failed() {
 		b.FailNow()
@@ -103,7 +109,26 @@ func declareEveryKind(b *testing.B, sim *konnectsim.Server, controlPlanes, perCP
 		{Group: "configuration.konghq.com", Version: "v1beta1", Kind: "KongConsumerGroup"},
 		{Group: "configuration.konghq.com", Version: "v1alpha1", Kind: "KongPluginBinding"},
 	}
+	for _, kind := range gatewayKindNames {
+		kinds = append(kinds, schema.GroupVersionKind{Group: "configuration.konghq.com", Version: "v1alpha1", Kind: kind})
+	}
 	return e, kinds
+}
+
+// declareGatewayKinds declares the i-th object of each of the nine kinds of upstreams, TLS material, keys and
+// vaults in control plane cp.
+func (e *env) declareGatewayKinds(cp string, i int) {
+	name := func(kind string) string { return fmt.Sprintf("%s-%s-%d", cp, kind, i) }
+	e.createAsync(upstreamObj(name("up"), cp))
+	e.createAsync(targetObj(name("target"), name("up"), fmt.Sprintf("10.0.%d.%d:8080", i/250, i%250+1)))
+	e.createAsync(certificateObj(name("cert"), cp, name("cert")+".example.com"))
+	e.createAsync(sniObj(name("sni"), name("cert"), name("sni")+".example.com"))
+	e.createAsync(caCertificateObj(name("ca"), cp))
+	e.createAsync(dpCertificateObj(name("dp"), cp))
+	e.createAsync(keySetObj(name("ks"), cp))
+	e.createAsync(keyObj(name("key"), cp, name("ks")))
+	v := e.vaultObj(name("vault"), cp)
+	e.createAsync(v)
 }
 
 // notProgrammedOf counts the objects of kinds in e's namespace that are not Programmed (-1 when they cannot be

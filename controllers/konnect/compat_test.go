@@ -159,7 +159,7 @@ func (e *env) waitAllProgrammed(objs []*unstructured.Unstructured) {
 	e.t.Helper()
 	for _, u := range objs {
 		switch u.GetKind() {
-		case "Secret", "KonnectAPIAuthConfiguration", "KongPlugin":
+		case "Secret", "KonnectAPIAuthConfiguration", "KongPlugin", "KongReferenceGrant":
 			continue
 		}
 		e.eventually(30*time.Second, u.GetKind()+" "+u.GetName()+" Programmed", func() error {

@@ -125,6 +125,8 @@ func (e *env) forget(obj client.Object) {
 // with key k, key k-free in no set, and a vault. It returns them by name.
 func (e *env) gatewayObjects(cp string) map[string]client.Object {
 	e.create(tlsSecret("tls", "secret.example.com"))
+	// The vault is cluster-scoped: a grant in the control plane's namespace lets it reference the control plane.
+	e.create(grantObj("vaults-to-"+cp, "KongVault", ""))
 	objs := map[string]client.Object{
 		"u": upstreamObj("u", cp), "t": targetObj("t", "u", "10.0.0.1:8080"),
 		"cert": certificateObj("cert", cp, "example.com"), "sni": sniObj("sni", "cert", "api.example.com"),
@@ -551,5 +553,28 @@ func TestGatewayKindsRetried(t *testing.T) {
 	}
 	if n := count(e.sim, http.MethodDelete, konnectsim.PathKeySet); n != 4 {
 		t.Errorf("%d key set deletes, want 4 (3 failed, then the one that worked)", n)
+	}
+}
+
+// Konnect keeps no tags on a data plane client certificate, so a create whose answer was lost is found again by the
+// certificate itself: exactly one certificate ends in Konnect, the one in status.
+func TestDataPlaneCertificateCreatedOnce(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	cp := e.readyControlPlane("cp")
+	e.sim.LoseNext(http.MethodPost, konnectsim.PathDPCertificates, 1)
+	dp := dpCertificateObj("dp", "cp")
+	e.create(dp)
+	e.waitProgrammed(dp, "dp")
+	var inCP []konnectsim.Object
+	for _, o := range e.sim.ObjectsOf(konnectsim.KindDPCertificate) {
+		if o.ControlPlaneID == cp.Status.ID {
+			inCP = append(inCP, o)
+		}
+	}
+	if len(inCP) != 1 || inCP[0].ID != dp.Status.Konnect.ID {
+		t.Errorf("%d data plane certificates in the control plane (%+v), want exactly the one in status (%s)", len(inCP), inCP, dp.Status.Konnect.ID)
+	}
+	if n := count(e.sim, http.MethodPost, konnectsim.PathDPCertificates); n != 1 {
+		t.Errorf("%d data plane certificate creates, want 1: the lost one, whose certificate is then found by its PEM", n)
 	}
 }

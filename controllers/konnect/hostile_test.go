@@ -36,6 +36,15 @@ type hostileRow struct {
 	message []string
 	// secret must not be quoted in what the user sees (a token).
 	secret string
+	// refused: the hostile object is accepted by the API server and the operator refuses it with condition
+	// refused.typ False (reason and message as above) on it, calling Konnect for nothing.
+	refused *refusal
+}
+
+// refusal is a condition the operator sets on a hostile object of kind obj.
+type refusal struct {
+	obj client.Object
+	typ string
 }
 
 const mb = 1 << 20
@@ -173,10 +182,13 @@ func namespaceRows() []hostileRow {
 	const crossNS = "cross-namespace references are not supported"
 	return []hostileRow{
 		{name: "cp-authref-other-namespace", objects: one(cpAuthOther), admission: []string{`"cp-authref-other-namespace" is invalid`, "spec.konnect.authRef", crossNS + ": the KonnectAPIAuthConfiguration must be in this object's namespace"}},
-		{name: "service-cpref-other-namespace", objects: one(svc), admission: []string{`"service-cpref-other-namespace" is invalid`, "spec.controlPlaneRef.konnectNamespacedRef", crossNS}},
+		{name: "service-cpref-other-namespace", objects: one(svc), refused: &refusal{&configurationv1alpha1.KongService{}, konnectv1alpha1.ConditionControlPlaneRefValid},
+			reason: konnectv1alpha1.ReasonRefNotPermitted, message: []string{"no KongReferenceGrant in namespace other allows configuration.konghq.com KongService from namespace"}},
 		{name: "route-serviceref-other-namespace", objects: one(route), admission: []string{`"route-serviceref-other-namespace" is invalid`, "spec.serviceRef.namespacedRef", crossNS + ": the KongService must be in the route's namespace"}},
-		{name: "route-cpref-other-namespace", objects: one(routeCP), admission: []string{`"route-cpref-other-namespace" is invalid`, "spec.controlPlaneRef.konnectNamespacedRef", crossNS}},
-		{name: "consumer-cpref-other-namespace", objects: one(consumer), admission: []string{`"consumer-cpref-other-namespace" is invalid`, "spec.controlPlaneRef.konnectNamespacedRef", crossNS}},
+		{name: "route-cpref-other-namespace", objects: one(routeCP), refused: &refusal{&configurationv1alpha1.KongRoute{}, konnectv1alpha1.ConditionControlPlaneRefValid},
+			reason: konnectv1alpha1.ReasonInvalidReference, message: []string{"controlPlaneRef names KonnectGatewayControlPlane other/good but KongService", "a route lives in its service's control plane"}},
+		{name: "consumer-cpref-other-namespace", objects: one(consumer), refused: &refusal{&configurationv1.KongConsumer{}, konnectv1alpha1.ConditionControlPlaneRefValid},
+			reason: konnectv1alpha1.ReasonRefNotPermitted, message: []string{"no KongReferenceGrant in namespace other allows configuration.konghq.com KongConsumer from namespace"}},
 	}
 }
 
@@ -388,6 +400,16 @@ func (e *env) hostile(row hostileRow, trapURL string) {
 	}
 	if err != nil {
 		e.t.Fatalf("creating %s: %v", bad.GetName(), err)
+	}
+	if row.refused != nil {
+		c := e.waitCondition(row.refused.obj, bad.GetName(), row.refused.typ, metav1.ConditionFalse, row.reason, 30*time.Second)
+		for _, want := range row.message {
+			if !strings.Contains(c.Message, want) {
+				e.t.Errorf("%s message %q does not contain %q", row.refused.typ, c.Message, want)
+			}
+		}
+		e.t.Logf("what the user sees: %s %s: %s=False %s: %s", bad.GetObjectKind().GroupVersionKind().Kind, bad.GetName(), c.Type, c.Reason, c.Message)
+		return
 	}
 	c := e.waitCondition(&konnectv1alpha1.KonnectAPIAuthConfiguration{}, bad.GetName(), konnectv1alpha1.ConditionAPIAuthValid, metav1.ConditionFalse, row.reason, 30*time.Second)
 	for _, want := range row.message {

@@ -26,6 +26,7 @@ import (
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/grants"
 	"github.com/almproject/alm/controllers/konnect/handoff"
 	"github.com/almproject/alm/controllers/konnect/kinds"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
@@ -45,6 +46,7 @@ import (
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongconsumergroups/finalizers;kongpluginbindings/finalizers,verbs=update
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongpluginbindings,verbs=create;delete
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongplugins,verbs=get;list;watch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongreferencegrants,verbs=get;list;watch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams;kongtargets;kongcertificates;kongcacertificates;kongsnis;kongdataplaneclientcertificates;kongkeys;kongkeysets;kongvaults,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams/status;kongtargets/status;kongcertificates/status;kongcacertificates/status;kongsnis/status;kongdataplaneclientcertificates/status;kongkeys/status;kongkeysets/status;kongvaults/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams/finalizers;kongtargets/finalizers;kongcertificates/finalizers;kongcacertificates/finalizers;kongsnis/finalizers;kongdataplaneclientcertificates/finalizers;kongkeys/finalizers;kongkeysets/finalizers;kongvaults/finalizers,verbs=update
@@ -121,6 +123,15 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := setupHandoff(mgr, opts); err != nil {
 		return err
 	}
+	installed, err := optionalKinds(mgr.GetRESTMapper())
+	if err != nil {
+		return err
+	}
+	if installed.grants {
+		kindOpts.FollowAll = []entity.FollowAll{grantsFollow()}
+	} else {
+		mgr.GetLogger().WithName("setup").Info("the KongReferenceGrant CRD is not installed: references into other namespaces are refused")
+	}
 	if err := entity.Setup(ctx, mgr, kinds.ControlPlane(), kindOpts); err != nil {
 		return err
 	}
@@ -128,10 +139,6 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		return err
 	}
 	if err := entity.Setup(ctx, mgr, kinds.Route(), kindOpts); err != nil {
-		return err
-	}
-	installed, err := optionalKinds(mgr.GetRESTMapper())
-	if err != nil {
 		return err
 	}
 	if err := entity.Setup(ctx, mgr, kinds.Consumer(installed.consumerGroups), kindOpts); err != nil {
@@ -169,6 +176,16 @@ type installedKinds struct {
 	consumerGroups, plugins bool
 	// gateway: the kinds of upstreams, TLS material, keys and vaults (bundle 1.5.0 on).
 	gateway bool
+	// grants: KongReferenceGrant (bundle 1.6.0 on).
+	grants bool
+}
+
+// grantsFollow re-reconciles, when a KongReferenceGrant is created, changed or deleted, the objects of each kind in
+// the namespaces its from entries name for that kind: the references it allows (or allowed) are checked again.
+func grantsFollow() entity.FollowAll {
+	return entity.FollowAll{Target: &configurationv1alpha1.KongReferenceGrant{}, Namespaces: func(kind string, o client.Object) []string {
+		return grants.Namespaces(o.(*configurationv1alpha1.KongReferenceGrant), configurationv1alpha1.GroupVersion.Group, kind)
+	}}
 }
 
 // optionalKinds asks the API server (through the REST mapper) which optional kinds it serves.
@@ -200,7 +217,11 @@ func optionalKinds(mapper apimeta.RESTMapper) (installedKinds, error) {
 		}
 		gateway = gateway && ok
 	}
-	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway}, nil
+	grantKind, err := has(configurationv1alpha1.GroupVersion.WithKind("KongReferenceGrant"))
+	if err != nil {
+		return installedKinds{}, err
+	}
+	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway, grants: grantKind}, nil
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period

@@ -75,6 +75,8 @@ type env struct {
 	cfg  *rest.Config
 	opts envOptions
 	stop func()
+	// other is a second namespace the operator watches (envOptions.otherNamespace), "" without one.
+	other string
 }
 
 type envOptions struct {
@@ -90,6 +92,8 @@ type envOptions struct {
 	tagScheme   entity.TagScheme
 	handoff     *handoff.Target
 	leaderElect bool
+	// otherNamespace gives the test a second namespace (env.other) the operator watches too.
+	otherNamespace bool
 }
 
 var nsSeq atomic.Int64
@@ -144,6 +148,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, ctx: ctx, c: c, sim: sim, ns: ns, cfg: cfg, opts: o}
+	if o.otherNamespace {
+		e.other = strings.TrimRight(ns[:min(len(ns), 61)], "-") + "-x"
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.other}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	e.startOperator()
 	t.Cleanup(e.stopOperator)
 	return e
@@ -169,7 +179,7 @@ func (e *env) runOperator(o envOptions) func() {
 		HealthProbeBindAddress: "0",
 		LeaderElection:         o.leaderElect, LeaderElectionID: "konnect-operator", LeaderElectionNamespace: e.ns,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{e.ns: {}}},
+		Cache:                         cache.Options{DefaultNamespaces: e.namespaces()},
 		Controller:                    config.Controller{SkipNameValidation: ptrTo(true)},
 		NewClient: func(config *rest.Config, options client.Options) (client.Client, error) {
 			if o.intercept == nil {
@@ -201,6 +211,15 @@ func (e *env) runOperator(o envOptions) func() {
 			e.t.Errorf("manager: %v", err)
 		}
 	}
+}
+
+// namespaces are the namespaces the operator watches.
+func (e *env) namespaces() map[string]cache.Config {
+	ns := map[string]cache.Config{e.ns: {}}
+	if e.other != "" {
+		ns[e.other] = cache.Config{}
+	}
+	return ns
 }
 
 // stopOperator stops the running operator, if any, and waits until it has stopped.

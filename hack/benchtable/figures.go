@@ -77,4 +77,6 @@ var Figures = []Figure{
 	{Bench: "BenchmarkKonnectBudget", Metric: "s-to-programmed", Title: "Konnect: 10,000 entities under 3,000 requests/min → all Programmed (s)", Format: "%.0f"},
 	{Bench: "BenchmarkKonnectBudget", Metric: "floor-s", Title: "Konnect: the floor 3,000 requests/min allows for those requests (s)", Format: "%.0f"},
 	{Bench: "BenchmarkKonnectBudget", Metric: "requests/entity", Title: "Konnect: requests per entity under the budget", Format: "%.2f"},
+	{Bench: "BenchmarkKonnectSteadyAllKinds", Metric: "calls/period-steady", Title: "Konnect: calls per sync period, 2,000 entities of every kind (15 kinds, 2 control planes), no drift", Format: "%.1f"},
+	{Bench: "BenchmarkKonnectSteadyAllKinds", Metric: "s-to-programmed", Title: "Konnect: 2,000 entities of every kind → all Programmed (s)", Format: "%.0f"},
 }

@@ -30,14 +30,15 @@ func (p *Package) checkFieldsSince() error {
 }
 
 // withoutLaterFields removes from the CRDs the version ships the fields that later versions added. Every entry
-// must name a CRD of the directory and a field of its schema (a typo would otherwise ship the field everywhere).
-func (p *Package) withoutLaterFields(files []crdFile, all []crdFile, version string) error {
+// must name a CRD of the directory and a field of its schema (a typo would otherwise ship the field everywhere); a
+// frozen copy (crdsBefore) may lack the CRDs and fields added later.
+func (p *Package) withoutLaterFields(files []crdFile, all []crdFile, version string, frozen bool) error {
 	known := map[string]bool{}
 	for _, f := range all {
 		known[f.crd.Name] = true
 	}
 	for name := range p.FieldsSince {
-		if !known[name] {
+		if !known[name] && !frozen {
 			return fmt.Errorf("fieldsSince: CRD %s is not in %s", name, p.CRDDirectory)
 		}
 	}
@@ -56,13 +57,18 @@ func (p *Package) withoutLaterFields(files []crdFile, all []crdFile, version str
 						break
 					}
 					child, ok := parent.Properties[head]
+					if !ok && frozen {
+						break
+					}
 					if !ok {
 						return fmt.Errorf("fieldsSince[%s]: %s: no property %s", f.crd.Name, path, head)
 					}
 					// child is a copy, but its Properties is the CRD's own map: the removal below reaches the CRD.
 					parent, last = &child, rest
 				}
-				if _, ok := parent.Properties[last]; !ok {
+				if _, ok := parent.Properties[last]; !ok && frozen {
+					continue
+				} else if !ok {
 					return fmt.Errorf("fieldsSince[%s]: %s: no property %s", f.crd.Name, path, last)
 				}
 				if v.LT(semver.MustParse(since)) {

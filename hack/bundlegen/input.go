@@ -50,6 +50,8 @@ type Package struct {
 	// served version, e.g. spec.adopt -> version) that only versions from the given one on ship: fields added to a
 	// published CRD, so its bundle stays as published (fields.go).
 	FieldsSince map[string]map[string]string `json:"fieldsSince,omitempty"`
+	// CRDsBefore are copies of CRDDirectory that the bundles of earlier versions are generated from (frozen.go).
+	CRDsBefore []FrozenCRDs `json:"crdsBefore,omitempty"`
 	// ClusterRole is a generated ClusterRole file whose rules become the CSV's clusterPermissions.
 	ClusterRole string `json:"clusterRole,omitempty"`
 	// Role is a generated (Cluster)Role file whose rules become the CSV's namespaced permissions: what the operator
@@ -171,6 +173,9 @@ func (p *Package) check() error {
 		return err
 	}
 	if err := p.checkSince(); err != nil {
+		return err
+	}
+	if err := p.checkFrozen(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}

@@ -39,11 +39,13 @@ func (p *Package) Ships(name, version string) bool {
 }
 
 // shipped splits the CRD files into those the version ships and those it leaves out. Every crdsSince entry must
-// name a CRD of the directory (a typo would otherwise ship the CRD in every version).
-func (p *Package) shipped(files []crdFile, version string) (ship, leave []crdFile, err error) {
-	known := map[string]bool{}
+// name a CRD of the directory, known (a typo would otherwise ship the CRD in every version).
+func (p *Package) shipped(files, known []crdFile, version string) (ship, leave []crdFile, err error) {
+	names := map[string]bool{}
+	for _, f := range known {
+		names[f.crd.Name] = true
+	}
 	for _, f := range files {
-		known[f.crd.Name] = true
 		if p.Ships(f.crd.Name, version) {
 			ship = append(ship, f)
 		} else {
@@ -51,7 +53,7 @@ func (p *Package) shipped(files []crdFile, version string) (ship, leave []crdFil
 		}
 	}
 	for name := range p.CRDsSince {
-		if !known[name] {
+		if !names[name] {
 			return nil, nil, fmt.Errorf("crdsSince: CRD %s is not in %s", name, p.CRDDirectory)
 		}
 	}

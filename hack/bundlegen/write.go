@@ -67,15 +67,8 @@ func WriteBundle(root string, p *Package, v Version, dir string) error {
 		return fmt.Errorf("version %s: %w", v.Version, err)
 	}
 	in := csvInput{}
-	all, err := loadCRDs(root, p.CRDDirectory, v.PrinterColumns)
+	crdFiles, leave, err := p.crdsOf(root, v)
 	if err != nil {
-		return err
-	}
-	crdFiles, leave, err := p.shipped(all, v.Version)
-	if err != nil {
-		return err
-	}
-	if err := p.withoutLaterFields(crdFiles, all, v.Version); err != nil {
 		return err
 	}
 	for _, f := range crdFiles {

@@ -53,14 +53,14 @@ func (r *ControlPlaneRef) ForKonnect() bool {
 }
 
 // KonnectNamespacedRef names a KonnectGatewayControlPlane.
-// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || size(self.__namespace__) == 0",message="cross-namespace references are not supported: leave namespace empty"
 type KonnectNamespacedRef struct {
 	// name of the KonnectGatewayControlPlane.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
-	// namespace of the KonnectGatewayControlPlane; only the object's own namespace is supported.
+	// namespace of the KonnectGatewayControlPlane; the object's own when empty. Another namespace is used only where
+	// a KongReferenceGrant in it allows this kind from the object's namespace to the KonnectGatewayControlPlane.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Namespace string `json:"namespace,omitempty"`

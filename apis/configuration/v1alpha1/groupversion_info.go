@@ -33,6 +33,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&KongSNI{}, &KongSNIList{}, &KongDataPlaneClientCertificate{}, &KongDataPlaneClientCertificateList{},
 		&KongKey{}, &KongKeyList{}, &KongKeySet{}, &KongKeySetList{},
 		&KongVault{}, &KongVaultList{},
+		&KongReferenceGrant{}, &KongReferenceGrantList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -58,6 +58,11 @@ type KongCertificateSpec struct {
 	// secretRefAlt names a Secret with the alternative tls.crt and tls.key (type secretRef).
 	// +optional
 	SecretRefAlt *SecretNamespacedRef `json:"secretRefAlt,omitempty"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongCertificateStatus is the certificate's state in Konnect.
@@ -121,6 +126,11 @@ type KongCACertificateSpec struct {
 	// secretRef names a Secret with ca.crt (type secretRef).
 	// +optional
 	SecretRef *SecretNamespacedRef `json:"secretRef,omitempty"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongCACertificateStatus is the CA certificate's state in Konnect.
@@ -174,6 +184,11 @@ type KongSNISpec struct {
 	// +required
 	CertificateRef ObjectNameRef `json:"certificateRef"`
 	KongSNIAPISpec `json:",inline"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongSNIStatus is the SNI's state in Konnect.
@@ -223,6 +238,11 @@ type KongDataPlaneClientCertificateSpec struct {
 	// +required
 	ControlPlaneRef                       *ControlPlaneRef `json:"controlPlaneRef"`
 	KongDataPlaneClientCertificateAPISpec `json:",inline"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongDataPlaneClientCertificateStatus is the certificate's state in Konnect.

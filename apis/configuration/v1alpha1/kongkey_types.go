@@ -77,6 +77,11 @@ type KongKeySpec struct {
 	// +optional
 	KeySetRef      *KeySetRef `json:"keySetRef,omitempty"`
 	KongKeyAPISpec `json:",inline"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongKeyStatus is the key's state in Konnect.
@@ -130,6 +135,11 @@ type KongKeySetSpec struct {
 	// +required
 	ControlPlaneRef   *ControlPlaneRef `json:"controlPlaneRef"`
 	KongKeySetAPISpec `json:",inline"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongKeySetStatus is the key set's state in Konnect.
@@ -191,6 +201,11 @@ type KongVaultSpec struct {
 	// Controller configuration, which this operator leaves alone.
 	// +optional
 	ControlPlaneRef *ClusterControlPlaneRef `json:"controlPlaneRef,omitempty"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongVaultStatus is the vault's state in Konnect.

@@ -89,6 +89,11 @@ type KongUpstreamSpec struct {
 	ControlPlaneRef *ControlPlaneRef `json:"controlPlaneRef"`
 	// +optional
 	KongUpstreamAPISpec `json:",inline"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongUpstreamStatus is the upstream's state in Konnect.
@@ -148,6 +153,11 @@ type KongTargetSpec struct {
 	// +required
 	UpstreamRef       ObjectNameRef `json:"upstreamRef"`
 	KongTargetAPISpec `json:",inline"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KongTargetStatus is the target's state in Konnect.

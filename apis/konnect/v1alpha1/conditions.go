@@ -41,6 +41,9 @@ const (
 	ReasonDeleteFailed = "DeleteFailed"
 	// ReasonInvalidReference: a referenced object is missing, not ready or not usable; no Konnect call was made.
 	ReasonInvalidReference = "InvalidReference"
+	// ReasonRefNotPermitted: the reference names an object in another namespace and no KongReferenceGrant there
+	// allows it; no Konnect call was made.
+	ReasonRefNotPermitted = "RefNotPermitted"
 	// ReasonValid: the token or reference is valid.
 	ReasonValid = "Valid"
 	// ReasonInvalid: Konnect rejected the token (401/403).

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 )
 
@@ -130,6 +131,11 @@ type KonnectGatewayControlPlaneSpec struct {
 	// konnect says which KonnectAPIAuthConfiguration to use.
 	// +optional
 	KonnectConfiguration konnectv1alpha1.KonnectConfiguration `json:"konnect,omitempty"`
+	// adopt takes an entity that already exists in Konnect over instead of creating one (Kong's spec.adopt). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *configurationv1alpha1.AdoptOptions `json:"adopt,omitempty"`
 }
 
 // IsMirror says whether the object mirrors an existing control plane instead of creating one.
@@ -192,4 +198,9 @@ type KonnectGatewayControlPlaneList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []KonnectGatewayControlPlane `json:"items"`
+}
+
+// GetAdoptOptions returns spec.adopt (the entity reconciler adopts through it).
+func (o *KonnectGatewayControlPlane) GetAdoptOptions() *configurationv1alpha1.AdoptOptions {
+	return o.Spec.Adopt
 }

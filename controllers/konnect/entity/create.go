@@ -39,7 +39,7 @@ func (r *Reconciler[T]) create(ctx context.Context, obj T, p *pass) (konnectapi.
 // empty Entity means there is none.
 func (r *Reconciler[T]) adopt(ctx context.Context, obj T, p *pass) (konnectapi.Entity, error) {
 	ctx = konnectapi.WithOperation(ctx, konnectmetrics.OperationAdopt)
-	found, err := p.api.List(ctx, r.Kind.Type(), p.refs.ControlPlaneID, UIDTag(obj))
+	found, err := r.earlierCreate(ctx, obj, p)
 	if err != nil || len(found) == 0 {
 		return konnectapi.Entity{}, err
 	}
@@ -50,6 +50,26 @@ func (r *Reconciler[T]) adopt(ctx context.Context, obj T, p *pass) (konnectapi.E
 		return p.api.Update(ctx, r.Kind.Type(), p.refs.ControlPlaneID, e.ID, p.desired)
 	}
 	return e, nil
+}
+
+// earlierCreate lists what an earlier create of obj may have made: the entities with its k8s-uid tag or, for a kind
+// on which Konnect keeps no tags, those of its control plane with the dedupe key of the desired body.
+func (r *Reconciler[T]) earlierCreate(ctx context.Context, obj T, p *pass) ([]konnectapi.Entity, error) {
+	if r.Kind.DedupeKey == nil {
+		return p.api.List(ctx, r.Kind.Type(), p.refs.ControlPlaneID, UIDTag(obj))
+	}
+	all, err := p.api.List(ctx, r.Kind.Type(), p.refs.ControlPlaneID, "")
+	if err != nil {
+		return nil, err
+	}
+	key := r.Kind.DedupeKey(p.desired)
+	var out []konnectapi.Entity
+	for _, e := range all {
+		if key != "" && r.Kind.DedupeKey(e.Body) == key {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // mayHaveBeenCreated says whether an entity for obj may exist without the object knowing its ID. (An object read

@@ -59,6 +59,10 @@ type Kind[T client.Object] struct {
 	// from a Secret is hashed with the Secret's name and resourceVersion in their place, so no hash of a secret
 	// value is ever written to the status.
 	Hashed func(refs Refs, desired map[string]any) map[string]any
+	// DedupeKey, when set, identifies the entity of a kind on which Konnect keeps no tags (a data plane client
+	// certificate: its PEM) among the entities of its control plane: a create that may repeat an earlier one whose
+	// answer was lost looks the entity up by it, where other kinds look it up by the k8s-uid tag.
+	DedupeKey func(body map[string]any) string
 	// Follows are objects the kind's objects depend on without naming them (no RefIndex can find the objects):
 	// a change of one re-reconciles the objects its Map returns.
 	Follows []Follow
@@ -171,4 +175,7 @@ type RefIndex struct {
 	Target client.Object
 	// Extract returns the names the object references through this field.
 	Extract func(client.Object) []string
+	// Key, when set, is the index value of a referenced object (e.g. namespace/name), and its referrers are looked
+	// up in every namespace; unset, they are looked up by its name in its own namespace.
+	Key func(target client.Object) string
 }

@@ -30,6 +30,15 @@ type Options struct {
 	TagScheme TagScheme
 	// Controller are the controller's options (workers, backoff).
 	Controller controller.Options
+	// FollowAll re-reconcile objects of every kind when an object they do not name changes (a KongReferenceGrant).
+	FollowAll []FollowAll
+}
+
+// FollowAll re-reconciles the objects of a kind in the namespaces Namespaces returns (the kind's name given) when a
+// Target object changes; "" lists every namespace (cluster-scoped objects).
+type FollowAll struct {
+	Target     client.Object
+	Namespaces func(kind string, target client.Object) []string
 }
 
 // Setup registers the loop of one kind with mgr: its reference indexes, the watches that re-reconcile an object
@@ -62,10 +71,13 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, kind Kind[
 		if err := mgr.GetFieldIndexer().IndexField(ctx, kind.New(), ri.Field, ri.Extract); err != nil {
 			return err
 		}
-		b = b.Watches(ri.Target, handler.EnqueueRequestsFromMapFunc(r.referrers(ri.Field)))
+		b = b.Watches(ri.Target, handler.EnqueueRequestsFromMapFunc(r.referrers(ri)))
 	}
 	for _, f := range kind.Follows {
 		b = b.Watches(f.Target, handler.EnqueueRequestsFromMapFunc(r.follow(f)))
+	}
+	for _, f := range opts.FollowAll {
+		b = b.Watches(f.Target, handler.EnqueueRequestsFromMapFunc(r.followAll(f)))
 	}
 	if opts.Mode == DriftModeList {
 		scanner := &driftScanner[T]{r: r, events: make(chan event.GenericEvent, 1024)}
@@ -77,12 +89,17 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, kind Kind[
 	return b.Complete(r)
 }
 
-// referrers maps a referenced object to the objects of the kind that reference it through the index field.
-func (r *Reconciler[T]) referrers(field string) handler.MapFunc {
+// referrers maps a referenced object to the objects of the kind that reference it through the index ri.
+func (r *Reconciler[T]) referrers(ri RefIndex) handler.MapFunc {
+	field := ri.Field
 	return func(ctx context.Context, target client.Object) []reconcile.Request {
 		list := r.Kind.NewList()
 		// Only the names are read: no copies of the cached objects.
-		if err := r.List(ctx, list, client.InNamespace(target.GetNamespace()), client.MatchingFields{field: target.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
+		opts := []client.ListOption{client.InNamespace(target.GetNamespace()), client.MatchingFields{field: target.GetName()}, client.UnsafeDisableDeepCopy}
+		if ri.Key != nil {
+			opts = []client.ListOption{client.MatchingFields{field: ri.Key(target)}, client.UnsafeDisableDeepCopy}
+		}
+		if err := r.List(ctx, list, opts...); err != nil {
 			return nil
 		}
 		items := r.Kind.Items(list)
@@ -101,6 +118,28 @@ func (r *Reconciler[T]) follow(f Follow) handler.MapFunc {
 		reqs := make([]reconcile.Request, 0, len(keys))
 		for _, k := range keys {
 			reqs = append(reqs, reconcile.Request{NamespacedName: k})
+		}
+		return reqs
+	}
+}
+
+// followAll maps a followed object to the objects of the kind in the namespaces it names.
+func (r *Reconciler[T]) followAll(f FollowAll) handler.MapFunc {
+	return func(ctx context.Context, target client.Object) []reconcile.Request {
+		var reqs []reconcile.Request
+		seen := map[string]bool{}
+		for _, ns := range f.Namespaces(r.Kind.Name(), target) {
+			if seen[ns] {
+				continue
+			}
+			seen[ns] = true
+			list := r.Kind.NewList()
+			if err := r.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+				continue
+			}
+			for _, o := range r.Kind.Items(list) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+			}
 		}
 		return reqs
 	}

@@ -40,7 +40,7 @@ func (consumerMapping) Managed(kc *configurationv1.KongConsumer) bool {
 }
 
 func (consumerMapping) Resolve(ctx context.Context, c client.Reader, kc *configurationv1.KongConsumer) (entity.Refs, []entity.RefCheck, error) {
-	return kindbase.ResolveControlPlane(ctx, c, kc.Namespace, kc.Spec.ControlPlaneRef)
+	return kindbase.ResolveControlPlane(ctx, c, "KongConsumer", kc.Namespace, kc.Spec.ControlPlaneRef)
 }
 
 func (k consumerMapping) Desired(kc *configurationv1.KongConsumer, _ entity.Refs) (map[string]any, error) {

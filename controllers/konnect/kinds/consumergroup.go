@@ -41,7 +41,7 @@ func (consumerGroupMapping) Managed(g *configurationv1beta1.KongConsumerGroup) b
 }
 
 func (consumerGroupMapping) Resolve(ctx context.Context, c client.Reader, g *configurationv1beta1.KongConsumerGroup) (entity.Refs, []entity.RefCheck, error) {
-	return kindbase.ResolveControlPlane(ctx, c, g.Namespace, g.Spec.ControlPlaneRef)
+	return kindbase.ResolveControlPlane(ctx, c, "KongConsumerGroup", g.Namespace, g.Spec.ControlPlaneRef)
 }
 
 // groupName is the group's name in Kong: spec.name, or the object's name.

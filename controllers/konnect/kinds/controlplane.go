@@ -130,7 +130,7 @@ func (controlPlaneMapping) Referrers(ctx context.Context, c client.Reader, cp *k
 	for _, list := range []client.ObjectList{
 		&configurationv1alpha1.KongServiceList{}, &configurationv1alpha1.KongRouteList{}, &configurationv1.KongConsumerList{},
 	} {
-		if err := c.List(ctx, list, client.InNamespace(cp.Namespace), client.MatchingFields{kindbase.IndexControlPlaneRef: cp.Name}); err != nil {
+		if err := c.List(ctx, list, client.MatchingFields{kindbase.IndexControlPlaneRef: cp.Namespace + "/" + cp.Name}); err != nil {
 			return 0, err
 		}
 		n += apimeta.LenList(list)

@@ -40,7 +40,7 @@ func (k consumerMapping) declaredGroups(ctx context.Context, c client.Reader, kc
 		return nil, check, nil
 	}
 	var ids, problems []string
-	own := kindbase.CPRefName(kc.Spec.ControlPlaneRef)
+	own := kindbase.CPRefKey(kc.Namespace, kc.Spec.ControlPlaneRef)
 	for _, name := range slices.Compact(slices.Sorted(slices.Values(kc.ConsumerGroups))) {
 		g := &configurationv1beta1.KongConsumerGroup{}
 		if err := c.Get(ctx, types.NamespacedName{Namespace: kc.Namespace, Name: name}, g); err != nil {
@@ -53,7 +53,7 @@ func (k consumerMapping) declaredGroups(ctx context.Context, c client.Reader, kc
 		switch {
 		case !g.DeletionTimestamp.IsZero() || g.Status.Konnect == nil || g.Status.Konnect.ID == "":
 			problems = append(problems, fmt.Sprintf("KongConsumerGroup %s/%s does not exist in Konnect yet (or is being deleted)", kc.Namespace, name))
-		case kindbase.CPRefName(g.Spec.ControlPlaneRef) != own:
+		case kindbase.CPRefKey(g.Namespace, g.Spec.ControlPlaneRef) != own:
 			problems = append(problems, fmt.Sprintf("KongConsumerGroup %s/%s is in another control plane", kc.Namespace, name))
 		default:
 			ids = append(ids, g.Status.Konnect.ID)

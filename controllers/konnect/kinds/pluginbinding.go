@@ -183,7 +183,7 @@ func (bindingMapping) controlPlane(ctx context.Context, c client.Reader, b *conf
 		ref = &configurationv1alpha1.ControlPlaneRef{Type: configurationv1alpha1.ControlPlaneRefKonnectNamespacedRef,
 			KonnectNamespacedRef: &configurationv1alpha1.KonnectNamespacedRef{Name: cps.Items[0].Name}}
 	}
-	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, b.Namespace, ref)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongPluginBinding", b.Namespace, ref)
 	if err != nil || targetCP == "" || refs.ControlPlaneID == "" || refs.ControlPlaneID == targetCP {
 		return refs, checks, err
 	}

@@ -50,7 +50,7 @@ func (routeMapping) Managed(r *configurationv1alpha1.KongRoute) bool {
 // service-less route needs its control plane. Either way the control plane's auth configuration must be valid.
 func (routeMapping) Resolve(ctx context.Context, c client.Reader, r *configurationv1alpha1.KongRoute) (entity.Refs, []entity.RefCheck, error) {
 	if r.Spec.ServiceRef == nil {
-		return kindbase.ResolveControlPlane(ctx, c, r.Namespace, r.Spec.ControlPlaneRef)
+		return kindbase.ResolveControlPlane(ctx, c, "KongRoute", r.Namespace, r.Spec.ControlPlaneRef)
 	}
 	check := entity.RefCheck{Type: konnectv1alpha1.ConditionKongServiceRefValid}
 	name := serviceRefName(r)
@@ -71,13 +71,13 @@ func (routeMapping) Resolve(ctx context.Context, c client.Reader, r *configurati
 		return entity.Refs{}, []entity.RefCheck{check}, nil
 	}
 	check.OK, check.Message = true, fmt.Sprintf("KongService %s/%s exists in Konnect", r.Namespace, name)
-	if own, svcCP := kindbase.CPRefName(r.Spec.ControlPlaneRef), kindbase.CPRefName(svc.Spec.ControlPlaneRef); own != "" && own != svcCP {
+	if own, svcCP := kindbase.CPRefKey(r.Namespace, r.Spec.ControlPlaneRef), kindbase.CPRefKey(svc.Namespace, svc.Spec.ControlPlaneRef); own != "" && own != svcCP {
 		cpCheck := entity.RefCheck{Type: konnectv1alpha1.ConditionControlPlaneRefValid, Message: fmt.Sprintf(
 			"controlPlaneRef names KonnectGatewayControlPlane %s but KongService %s/%s is in %s: a route lives in its service's control plane, so drop controlPlaneRef or make them match",
-			own, r.Namespace, name, svcCP)}
+			kindbase.CPRefShown(r.Namespace, own), r.Namespace, name, kindbase.CPRefShown(r.Namespace, svcCP))}
 		return entity.Refs{}, []entity.RefCheck{check, cpCheck}, nil
 	}
-	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, r.Namespace, svc.Spec.ControlPlaneRef)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongService", r.Namespace, svc.Spec.ControlPlaneRef)
 	if err != nil {
 		return entity.Refs{}, nil, err
 	}

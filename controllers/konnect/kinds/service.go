@@ -39,7 +39,7 @@ func (serviceMapping) Managed(s *configurationv1alpha1.KongService) bool {
 }
 
 func (serviceMapping) Resolve(ctx context.Context, c client.Reader, s *configurationv1alpha1.KongService) (entity.Refs, []entity.RefCheck, error) {
-	return kindbase.ResolveControlPlane(ctx, c, s.Namespace, s.Spec.ControlPlaneRef)
+	return kindbase.ResolveControlPlane(ctx, c, "KongService", s.Namespace, s.Spec.ControlPlaneRef)
 }
 
 // Desired is the service; its url, a write-only shorthand that Konnect stores as protocol, host, port and path, is

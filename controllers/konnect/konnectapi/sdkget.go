@@ -3,6 +3,7 @@ package konnectapi
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/Kong/sdk-konnect-go/models/operations"
 )
@@ -12,6 +13,9 @@ import (
 func (a *sdkAPI) Get(ctx context.Context, t EntityType, cpID, id string) (Entity, error) {
 	if t == TypeControlPlane {
 		return a.GetControlPlane(ctx, id)
+	}
+	if _, ok := gatewayTypes[t]; ok {
+		return a.getGateway(ctx, t, cpID, id)
 	}
 	var out any
 	err := a.call(ctx, "get "+string(t), func(ctx context.Context) error {
@@ -43,4 +47,26 @@ func (a *sdkAPI) Get(ctx context.Context, t EntityType, cpID, id string) (Entity
 		return Entity{}, err
 	}
 	return answered(t, out)
+}
+
+// getGateway finds the entity id of a type of upstreams, TLS material, keys and vaults in the list of its control
+// plane (the calls every kind has; an adoption reads it once). A target is found among the targets of every upstream.
+func (a *sdkAPI) getGateway(ctx context.Context, t EntityType, cpID, id string) (Entity, error) {
+	var found []Entity
+	err := a.call(ctx, "get "+string(t), func(ctx context.Context) error {
+		var err error
+		found, err = allPages("", func(size int64, tags, offset *string) ([]any, *string, error) {
+			return a.listGatewayPage(ctx, t, cpID, size, tags, offset)
+		})
+		return err
+	})
+	if err != nil {
+		return Entity{}, err
+	}
+	for _, e := range found {
+		if e.ID == id {
+			return e, nil
+		}
+	}
+	return Entity{}, &APIError{StatusCode: http.StatusNotFound, Op: "get " + string(t), Err: fmt.Errorf("no %s %s in control plane %s", t, id, cpID)}
 }

@@ -32,7 +32,7 @@ func KeySet() entity.Kind[*configurationv1alpha1.KongKeySet] {
 		},
 		IsManaged: func(o obj) bool { return o.Spec.ControlPlaneRef.ForKonnect() },
 		Refs: func(ctx context.Context, c client.Reader, o obj) (entity.Refs, []entity.RefCheck, error) {
-			return kindbase.ResolveControlPlane(ctx, c, o.Namespace, o.Spec.ControlPlaneRef)
+			return kindbase.ResolveControlPlane(ctx, c, "KongKeySet", o.Namespace, o.Spec.ControlPlaneRef)
 		},
 		Body: func(o obj, _ entity.Refs) (map[string]any, error) {
 			return map[string]any{"name": o.Spec.Name, "tags": kindbase.StringsToAny(entity.IdentityTags("KongKeySet", o, o.Spec.Tags))}, nil
@@ -121,15 +121,15 @@ func resolveKey(ctx context.Context, c client.Reader, k *configurationv1alpha1.K
 		if err != nil || !check.OK {
 			return entity.Refs{}, []entity.RefCheck{check}, err
 		}
-		if own, setCP := kindbase.CPRefName(k.Spec.ControlPlaneRef), kindbase.CPRefName(set.Spec.ControlPlaneRef); own != setCP {
-			check.OK, check.Message = false, fmt.Sprintf("KongKeySet %s/%s is in KonnectGatewayControlPlane %s, the key in %s: they must be the same", k.Namespace, name, setCP, own)
+		if own, setCP := kindbase.CPRefKey(k.Namespace, k.Spec.ControlPlaneRef), kindbase.CPRefKey(set.Namespace, set.Spec.ControlPlaneRef); own != setCP {
+			check.OK, check.Message = false, fmt.Sprintf("KongKeySet %s/%s is in KonnectGatewayControlPlane %s, the key in %s: they must be the same", k.Namespace, name, kindbase.CPRefShown(k.Namespace, setCP), kindbase.CPRefShown(k.Namespace, own))
 			return entity.Refs{}, []entity.RefCheck{check}, nil
 		}
 		setCheck, setID = check, id
 	} else if r := k.Spec.KeySetRef; r != nil && r.KonnectID != nil {
 		setCheck.OK, setCheck.Message, setID = true, "key set "+*r.KonnectID+" named by Konnect ID", *r.KonnectID
 	}
-	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, k.Namespace, k.Spec.ControlPlaneRef)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongKey", k.Namespace, k.Spec.ControlPlaneRef)
 	if err != nil {
 		return entity.Refs{}, nil, err
 	}

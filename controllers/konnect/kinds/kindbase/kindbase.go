@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,6 +18,7 @@ import (
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/grants"
 )
 
 // Index names shared by the kinds.
@@ -64,12 +66,52 @@ func CPRefName(ref *configurationv1alpha1.ControlPlaneRef) string {
 	return ref.KonnectNamespacedRef.Name
 }
 
-// ResolveControlPlane checks a control plane reference, then the control plane's auth configuration.
-func ResolveControlPlane(ctx context.Context, c client.Reader, namespace string, ref *configurationv1alpha1.ControlPlaneRef) (entity.Refs, []entity.RefCheck, error) {
-	check := entity.RefCheck{Type: konnectv1alpha1.ConditionControlPlaneRefValid}
+// CPRefKey is namespace/name of the KonnectGatewayControlPlane a reference of an object in namespace names, ""
+// when it names none: two references name the same control plane when their keys are equal.
+func CPRefKey(namespace string, ref *configurationv1alpha1.ControlPlaneRef) string {
+	if name := CPRefName(ref); name != "" {
+		return CPRefNamespace(namespace, ref) + "/" + name
+	}
+	return ""
+}
+
+// CPRefShown is a CPRefKey as a message names it to an object in namespace: the name alone for a control plane of
+// that namespace, namespace/name for one of another.
+func CPRefShown(namespace, key string) string {
+	if name, ok := strings.CutPrefix(key, namespace+"/"); ok {
+		return name
+	}
+	return key
+}
+
+// CPRefNamespace is the namespace of the KonnectGatewayControlPlane a reference of an object in namespace names.
+func CPRefNamespace(namespace string, ref *configurationv1alpha1.ControlPlaneRef) string {
+	if ref.ForKonnect() && ref.KonnectNamespacedRef != nil && ref.KonnectNamespacedRef.Namespace != "" {
+		return ref.KonnectNamespacedRef.Namespace
+	}
+	return namespace
+}
+
+// ResolveControlPlane checks the control plane reference ref of an object of kind (group configuration.konghq.com)
+// in namespace: the control plane (in another namespace only where a KongReferenceGrant there allows it), then its
+// auth configuration.
+func ResolveControlPlane(ctx context.Context, c client.Reader, kind, namespace string, ref *configurationv1alpha1.ControlPlaneRef) (entity.Refs, []entity.RefCheck, error) {
 	name := CPRefName(ref)
 	if name == "" {
-		check.Message = "controlPlaneRef must be of type konnectNamespacedRef with a name"
+		check := entity.RefCheck{Type: konnectv1alpha1.ConditionControlPlaneRefValid, Message: "controlPlaneRef must be of type konnectNamespacedRef with a name"}
+		return entity.Refs{}, []entity.RefCheck{check}, nil
+	}
+	from := grants.From{Group: configurationv1alpha1.GroupVersion.Group, Kind: kind, Namespace: namespace}
+	return ResolveControlPlaneIn(ctx, c, from, CPRefNamespace(namespace, ref), name)
+}
+
+// ResolveControlPlaneIn checks that from may reference the KonnectGatewayControlPlane namespace/name (a
+// KongReferenceGrant when namespace is not from's), that it exists in Konnect, and its auth configuration.
+func ResolveControlPlaneIn(ctx context.Context, c client.Reader, from grants.From, namespace, name string) (entity.Refs, []entity.RefCheck, error) {
+	check := entity.RefCheck{Type: konnectv1alpha1.ConditionControlPlaneRefValid}
+	to := grants.To{Group: konnectv1alpha2.GroupVersion.Group, Kind: "KonnectGatewayControlPlane", Namespace: namespace, Name: name}
+	if denied := grants.Check(ctx, c, from, to); denied != "" {
+		check.Reason, check.Message = konnectv1alpha1.ReasonRefNotPermitted, denied
 		return entity.Refs{}, []entity.RefCheck{check}, nil
 	}
 	cp := &konnectv1alpha2.KonnectGatewayControlPlane{}
@@ -133,8 +175,8 @@ func Pointers[E any](items []E) []*E {
 }
 
 // DeletionScopeInControlPlane is the DeletionScope of an entity inside a control plane: the auth configuration of
-// the KonnectGatewayControlPlane it was placed in, found by its Konnect ID (if that object is gone, Konnect deleted
-// the entities with it). An object never placed in a control plane is resolved as a create would have been.
+// the KonnectGatewayControlPlane it was placed in, found by its Konnect ID in any namespace, grant or no grant (if
+// that object is gone, Konnect deleted the entities with it). An object never placed in a control plane is resolved as a create would have been.
 func DeletionScopeInControlPlane[T client.Object](ctx context.Context, c client.Reader, obj T, st entity.State,
 	resolve func(context.Context, client.Reader, T) (entity.Refs, []entity.RefCheck, error),
 ) (*konnectv1alpha1.KonnectAPIAuthConfiguration, string, error) {
@@ -145,14 +187,22 @@ func DeletionScopeInControlPlane[T client.Object](ctx context.Context, c client.
 		}
 		return refs.Auth, refs.ControlPlaneID, nil
 	}
+	// The control plane may be in another namespace (a grant allowed it; it may be gone since: deleting needs none).
+	// One mirrored in several namespaces has one ID: the object's own namespace's comes first.
 	cps := &konnectv1alpha2.KonnectGatewayControlPlaneList{}
-	if err := c.List(ctx, cps, client.InNamespace(obj.GetNamespace()), client.MatchingFields{IndexControlPlaneID: st.ControlPlaneID}); err != nil {
+	if err := c.List(ctx, cps, client.MatchingFields{IndexControlPlaneID: st.ControlPlaneID}); err != nil {
 		return nil, "", err
 	}
 	if len(cps.Items) == 0 {
 		return nil, "", nil
 	}
-	auth, err := AuthOf(ctx, c, &cps.Items[0])
+	cp := &cps.Items[0]
+	for i := range cps.Items {
+		if cps.Items[i].Namespace == obj.GetNamespace() {
+			cp = &cps.Items[i]
+		}
+	}
+	auth, err := AuthOf(ctx, c, cp)
 	return auth, st.ControlPlaneID, err
 }
 
@@ -182,16 +232,18 @@ func StatusInControlPlane(st entity.State) *configurationv1alpha1.KonnectEntityS
 	}
 }
 
-// CPRefIndex is the index of a kind's control plane reference (ref reads it from an object).
+// CPRefIndex is the index of a kind's control plane reference (ref reads it from an object): objects are found by
+// the namespace/name of the control plane they name, in any namespace (a reference may cross namespaces).
 func CPRefIndex(ref func(client.Object) *configurationv1alpha1.ControlPlaneRef) entity.RefIndex {
 	return entity.RefIndex{
 		Field:  IndexControlPlaneRef,
 		Target: &konnectv1alpha2.KonnectGatewayControlPlane{},
 		Extract: func(o client.Object) []string {
-			if name := CPRefName(ref(o)); name != "" {
-				return []string{name}
+			if key := CPRefKey(o.GetNamespace(), ref(o)); key != "" {
+				return []string{key}
 			}
 			return nil
 		},
+		Key: func(cp client.Object) string { return cp.GetNamespace() + "/" + cp.GetName() },
 	}
 }

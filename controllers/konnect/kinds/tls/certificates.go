@@ -62,7 +62,7 @@ func Certificate() entity.Kind[*configurationv1alpha1.KongCertificate] {
 
 // resolveCertificate: the control plane and its auth configuration, then (type secretRef) the Secrets.
 func resolveCertificate(ctx context.Context, c client.Reader, o *configurationv1alpha1.KongCertificate) (entity.Refs, []entity.RefCheck, error) {
-	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, o.Namespace, o.Spec.ControlPlaneRef)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongCertificate", o.Namespace, o.Spec.ControlPlaneRef)
 	if err != nil || refs.Auth == nil || !fromSecret(o.Spec.Type) {
 		return refs, checks, err
 	}
@@ -134,7 +134,7 @@ func CACertificate() entity.Kind[*configurationv1alpha1.KongCACertificate] {
 
 // resolveCACertificate: the control plane and its auth configuration, then (type secretRef) the Secret's ca.crt.
 func resolveCACertificate(ctx context.Context, c client.Reader, o *configurationv1alpha1.KongCACertificate) (entity.Refs, []entity.RefCheck, error) {
-	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, o.Namespace, o.Spec.ControlPlaneRef)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongCACertificate", o.Namespace, o.Spec.ControlPlaneRef)
 	if err != nil || refs.Auth == nil || !fromSecret(o.Spec.Type) {
 		return refs, checks, err
 	}

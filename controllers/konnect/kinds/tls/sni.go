@@ -2,6 +2,7 @@ package tls
 
 import (
 	"context"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,7 +71,7 @@ func resolveSNI(ctx context.Context, c client.Reader, o *configurationv1alpha1.K
 	if err != nil || !check.OK {
 		return entity.Refs{}, []entity.RefCheck{check}, err
 	}
-	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, o.Namespace, cert.Spec.ControlPlaneRef)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongCertificate", o.Namespace, cert.Spec.ControlPlaneRef)
 	if err != nil {
 		return entity.Refs{}, nil, err
 	}
@@ -92,7 +93,7 @@ func DataPlaneCertificate() entity.Kind[*configurationv1alpha1.KongDataPlaneClie
 		},
 		IsManaged: func(o obj) bool { return o.Spec.ControlPlaneRef.ForKonnect() },
 		Refs: func(ctx context.Context, c client.Reader, o obj) (entity.Refs, []entity.RefCheck, error) {
-			return kindbase.ResolveControlPlane(ctx, c, o.Namespace, o.Spec.ControlPlaneRef)
+			return kindbase.ResolveControlPlane(ctx, c, "KongDataPlaneClientCertificate", o.Namespace, o.Spec.ControlPlaneRef)
 		},
 		Body:     func(o obj, _ entity.Refs) (map[string]any, error) { return map[string]any{"cert": o.Spec.Cert}, nil },
 		Keys:     []string{"cert"},
@@ -104,5 +105,12 @@ func DataPlaneCertificate() entity.Kind[*configurationv1alpha1.KongDataPlaneClie
 		RefIndexes: []entity.RefIndex{kindbase.CPRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 			return o.(obj).Spec.ControlPlaneRef
 		})},
-	}, RecreateWhenGone: true}
+	}, RecreateWhenGone: true, DedupeKey: certificatePEM}
+}
+
+// certificatePEM is the key of a data plane client certificate among its control plane's (Konnect keeps no tags on
+// it): its certificate, without the whitespace around it.
+func certificatePEM(body map[string]any) string {
+	cert, _ := body["cert"].(string)
+	return strings.TrimSpace(cert)
 }

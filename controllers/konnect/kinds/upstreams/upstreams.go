@@ -31,7 +31,7 @@ func Upstream() entity.Kind[*configurationv1alpha1.KongUpstream] {
 		},
 		IsManaged: func(u obj) bool { return u.Spec.ControlPlaneRef.ForKonnect() },
 		Refs: func(ctx context.Context, c client.Reader, u obj) (entity.Refs, []entity.RefCheck, error) {
-			return kindbase.ResolveControlPlane(ctx, c, u.Namespace, u.Spec.ControlPlaneRef)
+			return kindbase.ResolveControlPlane(ctx, c, "KongUpstream", u.Namespace, u.Spec.ControlPlaneRef)
 		},
 		Body: func(u obj, _ entity.Refs) (map[string]any, error) {
 			body, err := kindbase.BodyOf(u.Spec.KongUpstreamAPISpec)
@@ -119,7 +119,7 @@ func resolveTarget(ctx context.Context, c client.Reader, t *configurationv1alpha
 	if err != nil || !check.OK {
 		return entity.Refs{}, []entity.RefCheck{check}, err
 	}
-	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, t.Namespace, up.Spec.ControlPlaneRef)
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongUpstream", t.Namespace, up.Spec.ControlPlaneRef)
 	if err != nil {
 		return entity.Refs{}, nil, err
 	}

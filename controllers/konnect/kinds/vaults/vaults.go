@@ -14,6 +14,7 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/grants"
 	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
@@ -50,16 +51,15 @@ func controlPlaneOf(o *configurationv1alpha1.KongVault) (namespace, name string)
 	return ref.KonnectNamespacedRef.Namespace, ref.KonnectNamespacedRef.Name
 }
 
-// resolveVault: the control plane, in the namespace the reference names, and its auth configuration.
+// resolveVault: the control plane, in the namespace the reference names (a KongVault has none of its own, so only
+// where a KongReferenceGrant there allows KongVault from namespace ""), and its auth configuration.
 func resolveVault(ctx context.Context, c client.Reader, o *configurationv1alpha1.KongVault) (entity.Refs, []entity.RefCheck, error) {
 	namespace, name := controlPlaneOf(o)
 	if namespace == "" {
 		return entity.Refs{}, []entity.RefCheck{{Type: konnectv1alpha1.ConditionControlPlaneRefValid,
 			Message: "controlPlaneRef.konnectNamespacedRef must name the KonnectGatewayControlPlane's namespace: a KongVault is cluster-scoped"}}, nil
 	}
-	return kindbase.ResolveControlPlane(ctx, c, namespace, &configurationv1alpha1.ControlPlaneRef{
-		Type: configurationv1alpha1.ControlPlaneRefKonnectNamespacedRef, KonnectNamespacedRef: &configurationv1alpha1.KonnectNamespacedRef{Name: name},
-	})
+	return kindbase.ResolveControlPlaneIn(ctx, c, grants.From{Group: configurationv1alpha1.GroupVersion.Group, Kind: "KongVault"}, namespace, name)
 }
 
 // vaultBody is the vault: Konnect names it by its backend.
