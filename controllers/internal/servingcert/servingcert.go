@@ -62,16 +62,18 @@ func (ca CA) Data() map[string][]byte {
 }
 
 // EnsureCA returns the CA to use at now given the data of the version's CA Secret (nil: none yet) and of the CA
-// Secret of the version it replaces (nil: none): the version's own while it is not due; else the replaced
-// version's while that one is not due (so that the serving certificates, and the caBundles of the old version's
-// webhooks, stay valid across an upgrade); else a new one, which keeps the one it renews as Previous. renewed says
-// whether the result differs from own.
+// Secret of the version it replaces (nil: none, or collected): the version's own while it is not due; else the
+// replaced version's while that one has not expired, even when it is due, because the old version's webhooks trust
+// only it and both versions' pods read the same serving Secret (a new CA during the upgrade would fail the old
+// webhooks' calls once their pods reload); else a new one, which keeps the one it renews as Previous, so a CA that
+// came due during an upgrade is renewed once the old version is gone. renewed says whether the result differs from
+// own.
 func EnsureCA(own, replaced map[string][]byte, name string, now time.Time) (ca CA, renewed bool, err error) {
 	if c, ok := validCA(own, now); ok {
 		return c, false, nil
 	}
-	if c, ok := validCA(replaced, now); ok {
-		return c, true, nil
+	if c, ok := unexpiredCA(replaced, now); ok {
+		return c, !bytes.Equal(c.Cert, own[KeyCACert]), nil
 	}
 	fresh, err := NewCA(name, now)
 	if err != nil {
@@ -87,6 +89,15 @@ func EnsureCA(own, replaced map[string][]byte, name string, now time.Time) (ca C
 func validCA(data map[string][]byte, now time.Time) (CA, bool) {
 	cert, err := parseCert(data[KeyCACert])
 	if err != nil || Due(cert.NotBefore, cert.NotAfter, now) {
+		return CA{}, false
+	}
+	return unexpiredCA(data, now)
+}
+
+// unexpiredCA reads a CA from Secret data when it parses, its key matches and it has not expired.
+func unexpiredCA(data map[string][]byte, now time.Time) (CA, bool) {
+	cert, err := parseCert(data[KeyCACert])
+	if err != nil || !now.Before(cert.NotAfter) {
 		return CA{}, false
 	}
 	if _, err := parseKey(data[KeyCAKey]); err != nil {

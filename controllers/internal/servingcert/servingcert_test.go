@@ -55,4 +55,19 @@ func TestRotation(t *testing.T) {
 	if after, _, _ := EnsureCA(next.Data(), nil, "ns/op.v1", now.Add(CALifetime+time.Hour)); len(after.Previous) != 0 {
 		t.Errorf("the expired previous CA is still in the bundle")
 	}
+
+	// An upgrade while the replaced version's CA is due: its webhooks trust only that CA and its pods read the same
+	// serving Secret, so the new version keeps it until the old version is gone, and renews it then.
+	if up, _, _ := EnsureCA(nil, ca.Data(), "ns/op.v2", caDue); !bytes.Equal(up.Cert, ca.Cert) {
+		t.Errorf("upgrade at day 500: the new version made a CA the old version's webhooks do not trust")
+	}
+	if up, renewed, _ := EnsureCA(ca.Data(), ca.Data(), "ns/op.v2", caDue); renewed || !bytes.Equal(up.Cert, ca.Cert) {
+		t.Errorf("upgrade at day 500: the new version renewed the CA while the old version still runs (renewed %v)", renewed)
+	}
+	if gone, _, _ := EnsureCA(ca.Data(), nil, "ns/op.v2", caDue); bytes.Equal(gone.Cert, ca.Cert) || !bytes.Equal(gone.Previous, ca.Cert) {
+		t.Errorf("upgrade at day 500: the due CA was not renewed (keeping it as previous) once the old version was gone")
+	}
+	if expired, _, _ := EnsureCA(nil, ca.Data(), "ns/op.v2", now.Add(CALifetime+time.Hour)); bytes.Equal(expired.Cert, ca.Cert) {
+		t.Errorf("the new version took over an expired CA")
+	}
 }
