@@ -1,6 +1,7 @@
 package konnect
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -110,14 +111,17 @@ func (e *env) vaultObj(prefix, cp string) *configurationv1alpha1.KongVault {
 	return v
 }
 
-// forget deletes a cluster-scoped object a test left, dropping its finalizers (its operator may be gone).
+// forget deletes a cluster-scoped object a test left, dropping its finalizers (its operator may be gone). It runs
+// as a Cleanup, when the test's context is already canceled, so it has a context of its own.
 func (e *env) forget(obj client.Object) {
-	if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), 30*time.Second)
+	defer cancel()
+	if err := e.c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 		return
 	}
 	obj.SetFinalizers(nil)
-	_ = e.c.Update(e.ctx, obj)
-	_ = e.c.Delete(e.ctx, obj)
+	_ = e.c.Update(ctx, obj)
+	_ = e.c.Delete(ctx, obj)
 }
 
 // gatewayObjects declares one of each kind in control plane cp: upstream u with target t, certificate cert (inline)
