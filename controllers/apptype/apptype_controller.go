@@ -81,6 +81,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// phase change bring the AppType back here.
 		return ctrl.Result{}, nil
 	}
+	if err == nil && upgradeUnderWay(at, installed) {
+		// The status says this upgrade is under way and the version it replaces still runs; the new version's
+		// status shows the progress. Written again when it has Succeeded or stopped (two requests per upgrade
+		// instead of three).
+		return ctrl.Result{}, nil
+	}
 	resolved(&st, at, installed, res, err)
 	report(&st, at, installed, res, err == nil)
 	setUpgradePreview(&st, r.Registry.Index(), at.Spec.Package, installed, res, r.manifests(ctx))
@@ -174,6 +180,24 @@ func report(st *operatorsv1alpha1.AppTypeStatus, at *operatorsv1alpha1.AppType, 
 // (created, InstallReady, Installing): nothing to report that the version's own status does not show.
 func firstInstallUnderWay(at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion) bool {
 	if installed == nil || len(at.Status.Conditions) > 0 {
+		return false
+	}
+	switch installed.Status.Phase {
+	case "", operatorsv1alpha1.PhaseInstallReady, operatorsv1alpha1.PhaseInstalling:
+		return true
+	}
+	return false
+}
+
+// upgradeUnderWay says whether at's status, written for its current spec, already offers the upgrade to installed
+// (UpgradePending) while installed is on its way (created, InstallReady, Installing): until it has Succeeded the
+// version it replaces runs and stays the one reported.
+func upgradeUnderWay(at *operatorsv1alpha1.AppType, installed *operatorsv1alpha1.OperatorVersion) bool {
+	if installed == nil || at.Status.ObservedGeneration != at.Generation || at.Status.InstalledOperatorVersion == installed.Name ||
+		at.Status.AvailableUpgrade != installed.Spec.Version.String() {
+		return false
+	}
+	if c := apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionUpgradeAvailable); c == nil || c.Reason != operatorsv1alpha1.ReasonUpgradePending {
 		return false
 	}
 	switch installed.Status.Phase {

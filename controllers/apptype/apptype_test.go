@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/lib/version"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -67,6 +68,45 @@ func TestPreviewStale(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := previewStale(tc.preview, tc.from, tc.to); got != tc.want {
 				t.Errorf("previewStale = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestUpgradeUnderWay(t *testing.T) {
+	offered := func(reason string) *operatorsv1alpha1.AppType {
+		at := &operatorsv1alpha1.AppType{}
+		at.Generation = 2
+		at.Status = operatorsv1alpha1.AppTypeStatus{ObservedGeneration: 2, InstalledOperatorVersion: "p.v1.0.0", AvailableUpgrade: "2.0.0",
+			Conditions: []metav1.Condition{{Type: operatorsv1alpha1.ConditionUpgradeAvailable, Status: metav1.ConditionTrue, Reason: reason}}}
+		return at
+	}
+	newVersion := func(name, v string, phase operatorsv1alpha1.OperatorVersionPhase) *operatorsv1alpha1.OperatorVersion {
+		ov := &operatorsv1alpha1.OperatorVersion{}
+		ov.Name, ov.Spec.Version, ov.Status.Phase = name, version.OperatorVersion{Version: semver.MustParse(v)}, phase
+		return ov
+	}
+	specChanged := offered(operatorsv1alpha1.ReasonUpgradePending)
+	specChanged.Generation = 3
+	for _, tc := range []struct {
+		name      string
+		at        *operatorsv1alpha1.AppType
+		installed *operatorsv1alpha1.OperatorVersion
+		want      bool
+	}{
+		{"the offered upgrade installing: nothing new to report", offered(operatorsv1alpha1.ReasonUpgradePending), newVersion("p.v2.0.0", "2.0.0", operatorsv1alpha1.PhaseInstalling), true},
+		{"just created", offered(operatorsv1alpha1.ReasonUpgradePending), newVersion("p.v2.0.0", "2.0.0", ""), true},
+		{"Succeeded: report it", offered(operatorsv1alpha1.ReasonUpgradePending), newVersion("p.v2.0.0", "2.0.0", operatorsv1alpha1.PhaseSucceeded), false},
+		{"Failed: report it", offered(operatorsv1alpha1.ReasonUpgradePending), newVersion("p.v2.0.0", "2.0.0", operatorsv1alpha1.PhaseFailed), false},
+		{"a hop to another version than the offered one", offered(operatorsv1alpha1.ReasonUpgradePending), newVersion("p.v1.5.0", "1.5.0", operatorsv1alpha1.PhaseInstalling), false},
+		{"awaiting approval was the last word", offered(operatorsv1alpha1.ReasonAwaitingApproval), newVersion("p.v2.0.0", "2.0.0", operatorsv1alpha1.PhaseInstalling), false},
+		{"the spec changed since the status", specChanged, newVersion("p.v2.0.0", "2.0.0", operatorsv1alpha1.PhaseInstalling), false},
+		{"the reported version itself", offered(operatorsv1alpha1.ReasonUpgradePending), newVersion("p.v1.0.0", "2.0.0", operatorsv1alpha1.PhaseInstalling), false},
+		{"nothing installed", offered(operatorsv1alpha1.ReasonUpgradePending), nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := upgradeUnderWay(tc.at, tc.installed); got != tc.want {
+				t.Errorf("upgradeUnderWay = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -109,3 +109,54 @@ func TestCollectsOnlyWhenTheAPIServerSaysItOwnsNothing(t *testing.T) {
 		t.Fatalf("v1 owns nothing and v2 has Succeeded, but v1 was not collected (get: %v)", err)
 	}
 }
+
+// A version the Upgrade loop handed over and marked Replacing is collected on what the cache of ALM's objects
+// says, without asking the API server again; while that cache still shows an object it owns, it is kept.
+func TestHandedOverVersionIsCollectedFromTheCache(t *testing.T) {
+	c := harness.Client(t, cp)
+	ctx := t.Context()
+	ns := harness.Namespace(t, c, "gc")
+	v1 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
+	v2 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v2.0.0", Version: "2.0.0", Replaces: v1.Name}.OperatorVersion()
+	for _, ov := range []*operatorsv1alpha1.OperatorVersion{v1, v2} {
+		if err := c.Create(ctx, ov); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2.Status.Phase = operatorsv1alpha1.PhaseSucceeded
+	if err := c.Status().Update(ctx, v2); err != nil {
+		t.Fatal(err)
+	}
+	v1.Status.Phase, v1.Status.ReplacedBy = operatorsv1alpha1.PhaseReplacing, v2.Name
+	if err := c.Status().Update(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ns + "-config"}}
+	ownership.Claim(cm, v1)
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+
+	// The "cache" is the API server itself here: always current.
+	live := &listing{Reader: c, kinds: map[string]int{}}
+	r := &gc.Reconciler{Client: c, Objects: c, Reader: live, Recorder: events.NewFakeRecorder(10)}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(v1)}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, req.NamespacedName, v1); err != nil || !v1.DeletionTimestamp.IsZero() {
+		t.Fatalf("v1 was collected while the cache shows it owns ConfigMap %s/%s (get: %v, deletionTimestamp %v)", ns, cm.Name, err, v1.DeletionTimestamp)
+	}
+	if err := c.Delete(ctx, cm); err != nil { // the hand-over removed it: v2 does not ship it
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, req.NamespacedName, v1); !apierrors.IsNotFound(err) && v1.DeletionTimestamp.IsZero() {
+		t.Fatalf("v1 was handed over to v2, which has Succeeded, and owns nothing, but it was not collected (get: %v)", err)
+	}
+	if len(live.kinds) > 0 {
+		t.Errorf("the API server was asked what v1 owns although the Upgrade loop handed it over; lists by kind: %v", live.kinds)
+	}
+}

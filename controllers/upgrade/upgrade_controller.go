@@ -42,8 +42,9 @@ type Reconciler struct {
 // New returns the Upgrade loop for mgr; timeout bounds the new version's install. bundles verifies bundle content
 // and pulls bundle images (shared with the Install loop); nil verifies content in spec only.
 func New(mgr ctrl.Manager, timeout time.Duration, bundles *bundlecontent.Source) *Reconciler {
-	return &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-		Installer: installer.New(mgr, "upgrade", timeout, bundles), Recorder: mgr.GetEventRecorder("upgrade")}
+	in := installer.New(mgr, "upgrade", timeout, bundles)
+	in.HandOverAnnounces = true // adopt's Adopted Event says the version succeeded
+	return &Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Installer: in, Recorder: mgr.GetEventRecorder("upgrade")}
 }
 
 // Reconcile advances one replacing OperatorVersion.
@@ -110,12 +111,13 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 	if err != nil {
 		return err
 	}
-	// One Event tells the hand-over and that old goes Replacing (then the GC loop deletes it): at a thousand
+	// One Event tells that ov succeeded (the installer records no Succeeded Event of its own for it:
+	// HandOverAnnounces), the hand-over and that old goes Replacing (then the GC loop deletes it): at a thousand
 	// upgrades every Event is a request, and old's own status says it is Replacing.
 	marked := old.Status.Phase == operatorsv1alpha1.PhaseReplacing && old.Status.ReplacedBy == ov.Name
 	if handed+removed > 0 || !marked {
 		r.Recorder.Eventf(ov, old, corev1.EventTypeNormal, "Adopted", "Upgrade",
-			"Took over %d objects from %s and removed %d it no longer ships", handed, old.Name, removed)
+			"Succeeded, every Deployment is available; took over %d objects from %s and removed %d it no longer ships", handed, old.Name, removed)
 	}
 	if marked {
 		return nil

@@ -161,6 +161,10 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 			err = fmt.Errorf("%w\nALM log (last 4000 bytes):\n%s", err, r.almLogTail(4000))
 		}
 		r.stop()
+		if os.Getenv("ALM_SCALE_KEEP") == "1" {
+			r.logf("kept the run's files (audit log, ALM's log, profiles) in %s", r.work)
+			return
+		}
 		_ = os.RemoveAll(r.work)
 	}()
 	if err := r.start(ctx); err != nil {

@@ -120,11 +120,13 @@ func (c *Cleaner) Finalize(ctx context.Context, key client.ObjectKey) (bool, tim
 }
 
 // clusterScoped lists the cluster-scoped objects ov owns: from the cache when it finds some, else from the API
-// server, so that nothing is left behind on a stale answer.
+// server, so that nothing is left behind on a stale answer (an install step that read ov just before its deletion).
 func (c *Cleaner) clusterScoped(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) ([]metav1.PartialObjectMetadata, error) {
 	if c.Objects != nil {
 		owned, err := ownership.OwnedClusterScoped(ctx, c.Objects, c.Mapper, ov, nil)
-		if err != nil || len(owned) > 0 {
+		if err != nil || len(owned) > 0 || ov.Status.ReplacedBy != "" {
+			// A replaced version (status.replacedBy) had its objects handed over or removed by the Upgrade loop,
+			// which found them in the same cache, and no loop applies objects for it: nothing to confirm.
 			return owned, err
 		}
 	}

@@ -60,6 +60,9 @@ type Installer struct {
 	// DialService reaches a webhook Service's cluster IP, to check which serving certificate it presents
 	// (servingcert.Decide); nil: a plain network dial.
 	DialService servingcert.Dialer
+	// HandOverAnnounces: the loop announces a version's first Succeeded with the Event of its hand-over (the Upgrade
+	// loop's Adopted, which says it succeeded), so this step records none: one Event per upgrade instead of two.
+	HandOverAnnounces bool
 	// Writes remembers the installer's own writes of OperatorVersions (finalizer, status), see Stale.
 	Writes status.Writes
 	// Bundles verifies the bundle content against spec.bundle.digest and pulls bundle images; shared by the Install
@@ -454,7 +457,8 @@ func (in *Installer) scope(gvk schema.GroupVersionKind) (bool, bool, error) {
 }
 
 func (in *Installer) setPhase(ov *operatorsv1alpha1.OperatorVersion, st *operatorsv1alpha1.OperatorVersionStatus, phase operatorsv1alpha1.OperatorVersionPhase, reason, msg string) {
-	if st.Phase != phase && in.Recorder != nil && announced(st.Phase, phase) {
+	quiet := in.HandOverAnnounces && phase == operatorsv1alpha1.PhaseSucceeded && st.TakenOver == nil
+	if st.Phase != phase && in.Recorder != nil && announced(st.Phase, phase) && !quiet {
 		in.Recorder.Eventf(ov, nil, corev1.EventTypeNormal, string(phase), "Install", "%s: %s", phase, msg)
 	}
 	st.Phase, st.Reason, st.Message = phase, reason, msg
