@@ -58,7 +58,8 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T, neverSent bool) (ctrl.R
 		return r.failed(obj, konnectv1alpha1.ReasonDeleteFailed, "delete from the previous control plane", err)
 	}
 	action, due, remaining := r.decide(obj, st, p)
-	if action == ActionWait && (p.parts == nil || p.partsBlocked || !due) {
+	partsDue := r.partsDue(obj, due)
+	if action == ActionWait && (p.parts == nil || p.partsBlocked || !partsDue) {
 		// Konnect is in the declared state (e.g. an earlier write succeeded but a later status write failed).
 		r.Kind.SetState(obj, st)
 		return r.programmed(obj, p, st.ID, remaining)

@@ -174,6 +174,9 @@ func (k consumerMapping) SyncParts(ctx context.Context, api konnectapi.API, refs
 	return syncConsumerGroups(ctx, api, refs.ControlPlaneID, consumerID, p.Groups)
 }
 
+// Periodic: a consumer's periodic check reads its credentials only; its memberships are checked by its groups.
+func (consumerMapping) Periodic(p consumerParts) bool { return len(p.Credentials) > 0 }
+
 // syncAllCredentials brings each credential type in use (every type when the declaration changed) to the declared
 // credentials.
 func (k consumerMapping) syncAllCredentials(ctx context.Context, api konnectapi.API, refs entity.Refs, consumerID string, p consumerParts, changed bool) error {
