@@ -40,6 +40,10 @@ func (r *Reconciler[T]) create(ctx context.Context, obj T, p *pass) (konnectapi.
 func (r *Reconciler[T]) adopt(ctx context.Context, obj T, p *pass) (konnectapi.Entity, error) {
 	ctx = konnectapi.WithOperation(ctx, konnectmetrics.OperationAdopt)
 	found, err := r.earlierCreate(ctx, obj, p)
+	if err == nil && r.Kind.DedupeKey != nil && len(found) > 0 {
+		// Found by content, not by the object's tag: it may be another object's.
+		found, err = r.unclaimed(ctx, obj, found)
+	}
 	if err != nil || len(found) == 0 {
 		return konnectapi.Entity{}, err
 	}

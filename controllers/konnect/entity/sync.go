@@ -257,6 +257,12 @@ func (r *Reconciler[T]) programmed(obj T, p *pass, id string, after time.Duratio
 // object waits for a change. Anything else is retried with backoff.
 func (r *Reconciler[T]) failed(obj T, reason, op string, err error) (ctrl.Result, error) {
 	msg := fmt.Sprintf("Konnect %s failed: %v", op, err)
+	if isClaimed(err) {
+		// Waits for the other object to let go of the entity (or this one to change): checked once a sync period.
+		r.setProgrammed(obj, false, konnectv1alpha1.ReasonEntityClaimed, err.Error())
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, konnectv1alpha1.ReasonEntityClaimed, op, err.Error())
+		return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+	}
 	r.setProgrammed(obj, false, reason, msg)
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, op, msg)
 	if konnectapi.IsPermanent(err) || isMismatch(err) {
