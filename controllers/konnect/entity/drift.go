@@ -7,6 +7,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 )
 
 // driftScanner finds out-of-band changes with as few calls as possible: once per sync period it lists the
@@ -121,7 +123,7 @@ func (s *driftScanner[T]) compare(ctx context.Context, g *scanGroup[T]) bool {
 	}
 	for i, obj := range g.objs {
 		actual, ok := byID[s.r.Kind.State(obj).ID]
-		if ok && !Drifted(g.desired[i], actual, s.r.Kind.DriftKeys()) {
+		if ok && !bodydiff.Drifted(g.desired[i], actual, s.r.Kind.DriftKeys()) {
 			continue
 		}
 		log.V(1).Info("drift found", "object", client.ObjectKeyFromObject(obj), "missing", !ok)

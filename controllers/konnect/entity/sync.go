@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
 )
@@ -183,7 +184,7 @@ func (r *Reconciler[T]) write(ctx context.Context, obj T, p *pass, action Action
 		body := p.desired
 		if v, ok := r.drifted.Load(obj.GetUID()); ok {
 			// Drift found by a list: the identity of another tag scheme, listed with it, stays.
-			body = keepForeignIdentity(body, v.(drift).actual)
+			body = bodydiff.KeepForeignIdentity(body, v.(drift).actual)
 		}
 		e, err := p.api.Update(ctx, r.Kind.Type(), p.refs.ControlPlaneID, id, body)
 		switch {
