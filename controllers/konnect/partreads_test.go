@@ -71,6 +71,20 @@ func (m *memberReads) periods(cp string, from int) [][]string {
 	return out
 }
 
+// mark is how many events control plane cp has had so far.
+func (m *memberReads) mark(cp string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.events[cp])
+}
+
+// since returns control plane cp's events from the mark-th on.
+func (m *memberReads) since(cp string, mark int) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.events[cp][mark:])
+}
+
 // scans is how many drift scans listed the groups of control plane cp.
 func (m *memberReads) scans(cp string) int { return len(m.periods(cp, 1)) }
 
@@ -148,6 +162,33 @@ func TestPartReadsBudget(t *testing.T) {
 		if len(read) != groups {
 			t.Errorf("%s: the members of %d of %d groups read within %d sync periods", cp, len(read), groups, bound)
 		}
+	}
+
+	// After a restart every group is due, but the reads resume at the pace of the budget: none before the first
+	// scan, at most the budget after each.
+	pe.stopOperator()
+	marks := map[string]int{}
+	for cp, id := range pe.cps {
+		marks[cp] = pe.reads.mark(id)
+	}
+	pe.startOperator()
+	pe.waitScans(3, period)
+	for cp, id := range pe.cps {
+		reads := 0
+		for _, ev := range pe.reads.since(id, marks[cp]) {
+			if ev == "scan" {
+				if reads > budget {
+					t.Errorf("%s after the restart: %d member reads in one sync period, budget %d", cp, reads, budget)
+				}
+				reads = 0
+				continue
+			}
+			reads++
+		}
+		if reads > budget {
+			t.Errorf("%s after the restart: %d member reads in the last sync period, budget %d", cp, reads, budget)
+		}
+		t.Logf("%s after the restart: %v", cp, pe.reads.since(id, marks[cp]))
 	}
 }
 
