@@ -42,7 +42,7 @@ type options struct {
 	syncPeriod                                     time.Duration
 	mode                                           entity.DriftMode
 	rateLimit                                      float64
-	concurrency                                    int
+	concurrency, partReads                         int
 	kubeQPS                                        float64
 	watchNamespaces                                string
 	tagScheme                                      string
@@ -71,7 +71,7 @@ func run(args []string) error {
 	ctx := ctrl.SetupSignalHandler()
 	if err := konnect.Setup(ctx, mgr, konnect.Options{
 		SyncPeriod: o.syncPeriod, DriftMode: o.mode, RateLimit: o.rateLimit, MaxConcurrentReconciles: o.concurrency,
-		TagScheme: entity.TagScheme(o.tagScheme), Handoff: handoff.TargetFromEnv(os.Getenv),
+		TagScheme: entity.TagScheme(o.tagScheme), Handoff: handoff.TargetFromEnv(os.Getenv), PartReads: o.partReads,
 	}); err != nil {
 		return fmt.Errorf("setting up the loops: %w", err)
 	}
@@ -82,7 +82,7 @@ func run(args []string) error {
 		return err
 	}
 	log.Info("Starting", "syncPeriod", o.syncPeriod.String(), "driftDetection", string(o.mode), "konnectRateLimit", o.rateLimit,
-		"tagScheme", o.tagScheme)
+		"tagScheme", o.tagScheme, "partReads", o.partReads)
 	return mgr.Start(ctx)
 }
 
@@ -124,6 +124,9 @@ Flags:
 	if o.syncPeriod <= 0 {
 		return nil, fmt.Errorf("--sync-period must be positive, got %s", o.syncPeriod)
 	}
+	if o.partReads <= 0 {
+		return nil, fmt.Errorf("--part-reads-per-period must be positive, got %d", o.partReads)
+	}
 	if err := entity.CheckTagScheme(entity.TagScheme(o.tagScheme)); err != nil {
 		return nil, fmt.Errorf("--tag-scheme: %w", err)
 	}
@@ -155,6 +158,13 @@ func (o *options) bind(fs *flag.FlagSet) *string {
 		"How out-of-band changes are found once per sync period: \"list\" lists each control plane's entities (a few\n"+
 			"paginated calls) and updates only what differs; \"update\" calls update for every object, as the\n"+
 			"reconciliation loop's flowchart does literally (one call per object per period).")
+	fs.IntVar(&o.partReads, "part-reads-per-period", entity.DefaultPartReads,
+		"With --drift-detection=list: how many entities of one control plane (per kind) get their parts checked each\n"+
+			"sync period, where Konnect has no list of them: a consumer group's members, a consumer's credentials, a\n"+
+			"control plane group's members (these per auth configuration). They take turns, the one checked longest ago\n"+
+			"first, so with N of them each is checked, and drift in Konnect repaired, at least every ceil(N/this) sync\n"+
+			"periods, and steady-state calls stay a few per control plane however many there are. A change in Kubernetes\n"+
+			"syncs the object's parts at once, outside this budget.")
 	fs.Float64Var(&o.rateLimit, "konnect-rate-limit", 10,
 		"Most Konnect API requests per second sent to one Konnect organization (shared by every auth configuration of\n"+
 			"that organization); 0 means unlimited. Below this ceiling the operator follows the budget Konnect's answers\n"+

@@ -67,6 +67,9 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// Clients overrides the Konnect client factory (tests); nil uses sdk-konnect-go.
 	Clients konnectapi.ClientFactory
+	// PartReads is the budget of periodic part checks per control plane, kind and sync period (default
+	// entity.DefaultPartReads; see entity.Options.PartReads).
+	PartReads int
 	// TagScheme is the identity tags the entities get (default entity.TagSchemeV1).
 	TagScheme entity.TagScheme
 	// Handoff, when set, is the OperatorVersion this operator runs as under ALM (handoff.TargetFromEnv): when ALM
@@ -90,6 +93,9 @@ func (opts Options) withDefaults(mgr manager.Manager) (Options, error) {
 	}
 	if opts.DriftMode != entity.DriftModeList && opts.DriftMode != entity.DriftModeUpdate {
 		return opts, fmt.Errorf("unknown drift mode %q (want %s or %s)", opts.DriftMode, entity.DriftModeList, entity.DriftModeUpdate)
+	}
+	if opts.PartReads <= 0 {
+		opts.PartReads = entity.DefaultPartReads
 	}
 	if opts.MaxConcurrentReconciles <= 0 {
 		opts.MaxConcurrentReconciles = defaultWorkers
@@ -119,7 +125,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := auth.SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
 		return err
 	}
-	kindOpts := entity.Options{Clients: opts.Clients, SyncPeriod: opts.SyncPeriod, Mode: opts.DriftMode, TagScheme: opts.TagScheme, Controller: ctrlOpts}
+	kindOpts := entity.Options{Clients: opts.Clients, SyncPeriod: opts.SyncPeriod, Mode: opts.DriftMode, TagScheme: opts.TagScheme, Controller: ctrlOpts,
+		PartReads: opts.PartReads}
 	if err := setupHandoff(mgr, opts); err != nil {
 		return err
 	}

@@ -85,6 +85,8 @@ type envOptions struct {
 	sim        konnectsim.Options
 	rateLimit  float64
 	workers    int
+	// partReads is the operator's Options.PartReads (0: its default).
+	partReads int
 	// intercept wraps the operator's client, e.g. to interleave another write with one of the operator's.
 	intercept *interceptor.Funcs
 	// tagScheme and handoff are the operator's Options of the same names; leaderElect elects the leader through
@@ -198,7 +200,7 @@ func (e *env) runOperator(o envOptions) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := Setup(ctx, mgr, Options{
 		SyncPeriod: o.syncPeriod, DriftMode: o.mode, RateLimit: o.rateLimit, MaxConcurrentReconciles: o.workers,
-		TagScheme: o.tagScheme, Handoff: o.handoff,
+		TagScheme: o.tagScheme, Handoff: o.handoff, PartReads: o.partReads,
 	}); err != nil {
 		cancel()
 		e.t.Fatal(err)

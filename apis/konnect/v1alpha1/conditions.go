@@ -37,6 +37,10 @@ const (
 	// ReasonAdoptionMismatch: spec.adopt's mode is match and the entity differs from the spec in the fields the
 	// message names; nothing was written.
 	ReasonAdoptionMismatch = "AdoptionMismatch"
+	// ReasonEntityClaimed: the entity Konnect holds for what the object declares (found by its content, for a type on
+	// which Konnect keeps no tags, e.g. a data plane client certificate by its PEM) belongs to another object; it
+	// was not adopted and nothing was written to Konnect.
+	ReasonEntityClaimed = "EntityClaimed"
 	// ReasonDeleteFailed: Konnect refused or did not answer the delete call; the finalizer stays.
 	ReasonDeleteFailed = "DeleteFailed"
 	// ReasonInvalidReference: a referenced object is missing, not ready or not usable; no Konnect call was made.

@@ -12,6 +12,7 @@ import (
 
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
 
@@ -90,7 +91,7 @@ func differences(desired, actual map[string]any, keys []string) []string {
 	}
 	var out []string
 	for _, k := range keys {
-		if k != "tags" && Drifted(desired, actual, []string{k}) {
+		if k != "tags" && bodydiff.Drifted(desired, actual, []string{k}) {
 			out = append(out, k)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
 )
@@ -40,13 +41,17 @@ func (r *Reconciler[T]) create(ctx context.Context, obj T, p *pass) (konnectapi.
 func (r *Reconciler[T]) adopt(ctx context.Context, obj T, p *pass) (konnectapi.Entity, error) {
 	ctx = konnectapi.WithOperation(ctx, konnectmetrics.OperationAdopt)
 	found, err := r.earlierCreate(ctx, obj, p)
+	if err == nil && r.Kind.DedupeKey != nil && len(found) > 0 {
+		// Found by content, not by the object's tag: it may be another object's.
+		found, err = r.unclaimed(ctx, obj, found)
+	}
 	if err != nil || len(found) == 0 {
 		return konnectapi.Entity{}, err
 	}
 	e := found[0]
 	ctrl.LoggerFrom(ctx).Info("adopting the Konnect entity of an earlier create", "id", e.ID, "kind", r.Kind.Name())
 	// The earlier create may have sent an older spec.
-	if Drifted(p.desired, e.Body, r.Kind.DriftKeys()) {
+	if bodydiff.Drifted(p.desired, e.Body, r.Kind.DriftKeys()) {
 		return p.api.Update(ctx, r.Kind.Type(), p.refs.ControlPlaneID, e.ID, p.desired)
 	}
 	return e, nil

@@ -39,6 +39,7 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 	}
 	r.attempted.Delete(obj.GetUID())
 	r.drifted.Delete(obj.GetUID())
+	r.partGrants.Delete(obj.GetUID())
 	r.written.Delete(obj.GetUID())
 	return ctrl.Result{}, nil
 }

@@ -7,6 +7,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 )
 
 // driftScanner finds out-of-band changes with as few calls as possible: once per sync period it lists the
@@ -40,6 +42,8 @@ type scanGroup[T client.Object] struct {
 	refs    Refs
 	objs    []T
 	desired []map[string]any
+	// parts are the objects whose parts a periodic check reads from Konnect (partsCandidate).
+	parts []T
 }
 
 func (s *driftScanner[T]) scan(ctx context.Context) {
@@ -52,7 +56,7 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 	}
 	groups := map[string]*scanGroup[T]{}
 	for _, obj := range s.r.Kind.Items(list) {
-		refs, desired, ok := s.inSync(ctx, obj)
+		refs, desired, parts, ok := s.inSync(ctx, obj)
 		if !ok {
 			continue
 		}
@@ -64,9 +68,12 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 		}
 		g.objs = append(g.objs, obj)
 		g.desired = append(g.desired, desired)
+		if parts {
+			g.parts = append(g.parts, obj)
+		}
 	}
 	for _, g := range groups {
-		if ctx.Err() != nil || !s.compare(ctx, g) {
+		if ctx.Err() != nil || !s.compare(ctx, g) || !s.grantPartReads(ctx, g) {
 			return
 		}
 	}
@@ -74,26 +81,26 @@ func (s *driftScanner[T]) scan(ctx context.Context) {
 
 // inSync says whether obj is in Konnect as last written (so drift, not a change of the object, would make it
 // differ), with its references and desired body. Mirrors are left out: their reconcile looks them up every sync
-// period.
-func (s *driftScanner[T]) inSync(ctx context.Context, obj T) (Refs, map[string]any, bool) {
+// period. parts says whether a periodic check of its parts reads Konnect (a candidate for the part reads budget).
+func (s *driftScanner[T]) inSync(ctx context.Context, obj T) (refs Refs, desired map[string]any, parts, ok bool) {
 	st := s.r.Kind.State(obj)
 	if st.ID == "" || !obj.GetDeletionTimestamp().IsZero() || s.r.mirrorID(obj) != "" {
-		return Refs{}, nil, false
+		return Refs{}, nil, false, false
 	}
 	refs, checks, err := s.r.Kind.Resolve(ctx, s.r.Client, obj)
 	if err != nil || !allOK(checks) {
-		return Refs{}, nil, false
+		return Refs{}, nil, false, false
 	}
-	desired, err := s.r.Kind.Desired(obj, refs)
+	desired, err = s.r.Kind.Desired(obj, refs)
 	if err != nil {
-		return Refs{}, nil, false
+		return Refs{}, nil, false, false
 	}
 	s.r.Identity.apply(desired)
-	parts, _, err := s.r.declaredParts(ctx, obj)
-	if err != nil || s.r.stateHash(obj, refs, desired, parts) != st.Sync.ObservedHash {
-		return Refs{}, nil, false
+	declared, partChecks, err := s.r.declaredParts(ctx, obj)
+	if err != nil || s.r.stateHash(obj, refs, desired, declared) != st.Sync.ObservedHash {
+		return Refs{}, nil, false, false
 	}
-	return refs, desired, true
+	return refs, desired, partsCandidate(declared, partChecks), true
 }
 
 // compare lists the group's entities in Konnect and enqueues the objects whose entity differs or is missing. It
@@ -116,7 +123,7 @@ func (s *driftScanner[T]) compare(ctx context.Context, g *scanGroup[T]) bool {
 	}
 	for i, obj := range g.objs {
 		actual, ok := byID[s.r.Kind.State(obj).ID]
-		if ok && !Drifted(g.desired[i], actual, s.r.Kind.DriftKeys()) {
+		if ok && !bodydiff.Drifted(g.desired[i], actual, s.r.Kind.DriftKeys()) {
 			continue
 		}
 		log.V(1).Info("drift found", "object", client.ObjectKeyFromObject(obj), "missing", !ok)

@@ -2,9 +2,7 @@ package entity
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,9 +32,6 @@ const (
 	TagGroup   = "k8s-group"
 	TagVersion = "k8s-version"
 )
-
-// identityPrefix starts every identity key of every scheme.
-const identityPrefix = "k8s-"
 
 // Identity is the identity an operator gives the entities of one kind: the scheme, and the kind's API group and
 // version (which TagSchemeV2 writes).
@@ -99,72 +94,6 @@ func (id Identity) apply(body map[string]any) {
 			labels[kv[0]] = LabelValue(kv[1])
 		}
 	}
-}
-
-// Identity keys of other schemes. Versions of the operator with different schemes run side by side during an
-// upgrade (the new one re-tags the entities in its hand-over while the old one still corrects drift), so an
-// operator keeps the identity keys it does not write itself: a "k8s-..." tag or label whose key is not in the
-// desired body is another scheme's, neither drift (Drifted) nor dropped by an update made for drift
-// (keepForeignIdentity). Without this the old version would remove the new version's tags every sync period and
-// the new one would put them back: a flip-flop of updates for as long as both run.
-
-// identityKey returns the key of an identity tag "k8s-key:value", "" for any other tag.
-func identityKey(tag string) string {
-	if !strings.HasPrefix(tag, identityPrefix) {
-		return ""
-	}
-	key, _, _ := strings.Cut(tag, ":")
-	return key
-}
-
-// foreignTags are the identity tags in actual whose keys no tag in desired has.
-func foreignTags(desired, actual []string) []string {
-	own := map[string]bool{}
-	for _, t := range desired {
-		own[identityKey(t)] = true
-	}
-	var out []string
-	for _, t := range actual {
-		if k := identityKey(t); k != "" && !own[k] {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// foreignLabel says whether an actual label key is an identity key that the desired labels do not have.
-func foreignLabel(key string, desired map[string]any) bool {
-	_, own := desired[key]
-	return strings.HasPrefix(key, identityPrefix) && !own
-}
-
-// keepForeignIdentity returns desired with the foreign identity tags or labels of actual (what the drift scan
-// listed) added, for an update that corrects drift; desired itself is not changed.
-func keepForeignIdentity(desired, actual map[string]any) map[string]any {
-	if actual == nil {
-		return desired
-	}
-	body := maps.Clone(desired)
-	if want, ok := desired["tags"]; ok {
-		if foreign := foreignTags(stringList(want), stringList(actual["tags"])); len(foreign) > 0 {
-			tags, _ := normalize(want).([]any)
-			for _, t := range foreign {
-				tags = append(tags, t)
-			}
-			body["tags"] = tags
-		}
-	}
-	want, _ := normalize(desired["labels"]).(map[string]any)
-	got, _ := normalize(actual["labels"]).(map[string]any)
-	if want != nil {
-		for k, v := range got {
-			if foreignLabel(k, want) {
-				want[k] = v
-			}
-		}
-		body["labels"] = want
-	}
-	return body
 }
 
 // IdentityOf is the identity of obj's kind in the scheme ("" is TagSchemeV1): its API group and version from the

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 )
 
 func tagsOf(s ...string) []any {
@@ -59,7 +60,7 @@ func TestForeignIdentityIsNotDrift(t *testing.T) {
 	v1Tags := tagsOf("user", "k8s-uid:u1", "k8s-kind:KongService")
 	desired := map[string]any{"host": "a", "tags": v1Tags}
 	retagged := map[string]any{"host": "a", "tags": tagsOf("user", "k8s-uid:u1", "k8s-kind:KongService", "k8s-group:g", "k8s-version:v")}
-	if Drifted(desired, retagged, nil) {
+	if bodydiff.Drifted(desired, retagged, nil) {
 		t.Error("an entity with another scheme's identity tags is drift for a v1 operator: the two versions would flip-flop")
 	}
 	for name, actual := range map[string]map[string]any{
@@ -68,11 +69,11 @@ func TestForeignIdentityIsNotDrift(t *testing.T) {
 		"own identity removed":  {"host": "a", "tags": tagsOf("user", "k8s-uid:u1")},
 		"field changed, v2 tag": {"host": "b", "tags": tagsOf("user", "k8s-uid:u1", "k8s-kind:KongService", "k8s-group:g")},
 	} {
-		if !Drifted(desired, actual, nil) {
+		if !bodydiff.Drifted(desired, actual, nil) {
 			t.Errorf("%s: not drift", name)
 		}
 	}
-	body := keepForeignIdentity(desired, map[string]any{"host": "b", "tags": retagged["tags"]})
+	body := bodydiff.KeepForeignIdentity(desired, map[string]any{"host": "b", "tags": retagged["tags"]})
 	if got := fmt.Sprint(body["tags"]); got != "[user k8s-uid:u1 k8s-kind:KongService k8s-group:g k8s-version:v]" || body["host"] != "a" {
 		t.Errorf("update for drift = %v, want the desired body with the v2 tags kept", body)
 	}
@@ -82,14 +83,14 @@ func TestForeignIdentityIsNotDrift(t *testing.T) {
 
 	cpDesired := map[string]any{"name": "cp", "labels": map[string]any{"k8s-uid": "u1", "team": "a"}}
 	cpActual := map[string]any{"name": "cp", "labels": map[string]any{"k8s-uid": "u1", "team": "a", "k8s-group": "g"}}
-	if Drifted(cpDesired, cpActual, nil) {
+	if bodydiff.Drifted(cpDesired, cpActual, nil) {
 		t.Error("a control plane with another scheme's identity label is drift")
 	}
-	if got := fmt.Sprint(keepForeignIdentity(cpDesired, cpActual)["labels"]); got != "map[k8s-group:g k8s-uid:u1 team:a]" {
+	if got := fmt.Sprint(bodydiff.KeepForeignIdentity(cpDesired, cpActual)["labels"]); got != "map[k8s-group:g k8s-uid:u1 team:a]" {
 		t.Errorf("control plane update for drift: labels %s", got)
 	}
 	cpActual["labels"].(map[string]any)["team"] = "b"
-	if !Drifted(cpDesired, cpActual, nil) {
+	if !bodydiff.Drifted(cpDesired, cpActual, nil) {
 		t.Error("a user label changed out of band is not drift")
 	}
 }

@@ -101,6 +101,13 @@ type PartsOf[T client.Object, P any] interface {
 	SyncParts(ctx context.Context, api konnectapi.API, refs Refs, id string, parts P, changed bool) error
 }
 
+// PeriodicParts is implemented by a PartsOf whose periodic check (SyncParts with changed false) calls Konnect for
+// some declarations only: Periodic says whether it does for parts. Parts that cost no call take no share of the
+// part reads budget (see Options.PartReads).
+type PeriodicParts[P any] interface {
+	Periodic(parts P) bool
+}
+
 // Parts is a kind's PartsOf with the type of its parts kept inside, so that Kind needs no second type parameter.
 type Parts[T client.Object] struct {
 	read func(ctx context.Context, c client.Reader, obj T) (*declaredParts, []RefCheck, error)
@@ -113,7 +120,11 @@ func WithParts[T client.Object, P any](p PartsOf[T, P]) *Parts[T] {
 		if err != nil || !ok {
 			return nil, checks, err
 		}
-		return &declaredParts{hashed: parts, sync: func(ctx context.Context, api konnectapi.API, refs Refs, id string, changed bool) error {
+		periodic := true
+		if pp, ok := p.(PeriodicParts[P]); ok {
+			periodic = pp.Periodic(parts)
+		}
+		return &declaredParts{hashed: parts, periodic: periodic, sync: func(ctx context.Context, api konnectapi.API, refs Refs, id string, changed bool) error {
 			return p.SyncParts(ctx, api, refs, id, parts, changed)
 		}}, checks, nil
 	}}
@@ -122,7 +133,9 @@ func WithParts[T client.Object, P any](p PartsOf[T, P]) *Parts[T] {
 // declaredParts are the parts an object declares: what is hashed, and how they are brought to Konnect.
 type declaredParts struct {
 	hashed any
-	sync   func(ctx context.Context, api konnectapi.API, refs Refs, id string, changed bool) error
+	// periodic: a periodic check of the parts calls Konnect (PeriodicParts).
+	periodic bool
+	sync     func(ctx context.Context, api konnectapi.API, refs Refs, id string, changed bool) error
 }
 
 // hash is what StateHash includes of the parts: nothing when there are none.

@@ -52,6 +52,9 @@ type Reconciler[T client.Object] struct {
 	Identity Identity
 	// Now is the clock (tests may fix it).
 	Now func() time.Time
+	// PartReads is how many objects of one control plane get their parts checked per sync period although nothing
+	// changed (DriftModeList; <= 0: every object, every period). See partreads.go.
+	PartReads int
 
 	// since is when this process started reconciling: objects created later cannot have been sent to Konnect by
 	// another process, so their first create needs no look-up.
@@ -60,6 +63,8 @@ type Reconciler[T client.Object] struct {
 	attempted sync.Map // types.UID -> struct{}
 	// drifted holds objects whose entity the drift scanner found missing or different.
 	drifted sync.Map // types.UID -> drift
+	// partGrants holds the objects whose parts the drift scanner granted a periodic check (see partreads.go).
+	partGrants sync.Map // types.UID -> struct{}
 	// written holds the state last written for an object until the cache shows it: a reconcile that reads an older
 	// copy (e.g. triggered by a watch before our own status write arrived) must not create the entity again, and
 	// a status written from that copy must carry the whole state, not only the condition.

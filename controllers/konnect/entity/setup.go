@@ -26,6 +26,9 @@ type Options struct {
 	// SyncPeriod is how long an unchanged object waits before Konnect is brought back to its declared state.
 	SyncPeriod time.Duration
 	Mode       DriftMode
+	// PartReads is the budget of periodic part checks per control plane, kind and sync period (see partreads.go);
+	// <= 0 checks every object's parts every period.
+	PartReads int
 	// TagScheme is the identity the entities are given (default TagSchemeV1).
 	TagScheme TagScheme
 	// Controller are the controller's options (workers, backoff).
@@ -57,6 +60,7 @@ func Setup[T client.Object](ctx context.Context, mgr manager.Manager, kind Kind[
 		SyncPeriod: opts.SyncPeriod,
 		Mode:       opts.Mode,
 		Now:        time.Now,
+		PartReads:  opts.PartReads,
 	}
 	// Reconciles run only on the leader; from now on no other process creates entities for our objects.
 	if err := mgr.Add(manager.RunnableFunc(func(context.Context) error {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
 )
@@ -58,7 +59,8 @@ func (r *Reconciler[T]) sync(ctx context.Context, obj T, neverSent bool) (ctrl.R
 		return r.failed(obj, konnectv1alpha1.ReasonDeleteFailed, "delete from the previous control plane", err)
 	}
 	action, due, remaining := r.decide(obj, st, p)
-	if action == ActionWait && (p.parts == nil || p.partsBlocked || !due) {
+	partsDue := r.partsDue(obj, due)
+	if action == ActionWait && (p.parts == nil || p.partsBlocked || !partsDue) {
 		// Konnect is in the declared state (e.g. an earlier write succeeded but a later status write failed).
 		r.Kind.SetState(obj, st)
 		return r.programmed(obj, p, st.ID, remaining)
@@ -182,7 +184,7 @@ func (r *Reconciler[T]) write(ctx context.Context, obj T, p *pass, action Action
 		body := p.desired
 		if v, ok := r.drifted.Load(obj.GetUID()); ok {
 			// Drift found by a list: the identity of another tag scheme, listed with it, stays.
-			body = keepForeignIdentity(body, v.(drift).actual)
+			body = bodydiff.KeepForeignIdentity(body, v.(drift).actual)
 		}
 		e, err := p.api.Update(ctx, r.Kind.Type(), p.refs.ControlPlaneID, id, body)
 		switch {
@@ -256,6 +258,12 @@ func (r *Reconciler[T]) programmed(obj T, p *pass, id string, after time.Duratio
 // object waits for a change. Anything else is retried with backoff.
 func (r *Reconciler[T]) failed(obj T, reason, op string, err error) (ctrl.Result, error) {
 	msg := fmt.Sprintf("Konnect %s failed: %v", op, err)
+	if isClaimed(err) {
+		// Waits for the other object to let go of the entity (or this one to change): checked once a sync period.
+		r.setProgrammed(obj, false, konnectv1alpha1.ReasonEntityClaimed, err.Error())
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, konnectv1alpha1.ReasonEntityClaimed, op, err.Error())
+		return ctrl.Result{RequeueAfter: r.SyncPeriod}, nil
+	}
 	r.setProgrammed(obj, false, reason, msg)
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, op, msg)
 	if konnectapi.IsPermanent(err) || isMismatch(err) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 )
 
 // Identity tag keys. Every Konnect entity the operator creates carries its Kubernetes identity, as tags
@@ -82,7 +84,7 @@ func kindTag(kind string) string { return TagKind + ":" + kind }
 
 // TagValue returns the value of the first "key:value" tag with the key.
 func TagValue(tags any, key string) string {
-	for _, t := range stringList(tags) {
+	for _, t := range bodydiff.StringList(tags) {
 		if v, ok := strings.CutPrefix(t, key+":"); ok {
 			return v
 		}

@@ -14,6 +14,7 @@ import (
 
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
+	"github.com/almproject/alm/controllers/konnect/bodydiff"
 	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
@@ -174,6 +175,9 @@ func (k consumerMapping) SyncParts(ctx context.Context, api konnectapi.API, refs
 	return syncConsumerGroups(ctx, api, refs.ControlPlaneID, consumerID, p.Groups)
 }
 
+// Periodic: a consumer's periodic check reads its credentials only; its memberships are checked by its groups.
+func (consumerMapping) Periodic(p consumerParts) bool { return len(p.Credentials) > 0 }
+
 // syncAllCredentials brings each credential type in use (every type when the declaration changed) to the declared
 // credentials.
 func (k consumerMapping) syncAllCredentials(ctx context.Context, api konnectapi.API, refs entity.Refs, consumerID string, p consumerParts, changed bool) error {
@@ -223,7 +227,7 @@ func (consumerMapping) syncCredentials(ctx context.Context, api konnectapi.API, 
 				return err
 			}
 		}
-		if changed || entity.Drifted(c.body, found[0].Body, comparableKeys(c.body)) {
+		if changed || bodydiff.Drifted(c.body, found[0].Body, comparableKeys(c.body)) {
 			if err := api.UpdateCredential(ctx, t, cpID, consumerID, found[0].ID, c.body); err != nil {
 				return err
 			}
