@@ -14,7 +14,7 @@ import (
 )
 
 // Transform strips managedFields and interns the shared strings of an object's metadata and, for ALM's own kinds,
-// of its status conditions. Anything that is not an object (e.g. a deleted object's final state) passes unchanged.
+// of its status conditions; the OperatorVersions of one bundle share one copy of its content (shareContent). Anything that is not an object (e.g. a deleted object's final state) passes unchanged.
 func Transform() toolscache.TransformFunc {
 	return func(in any) (any, error) {
 		if obj, err := meta.Accessor(in); err == nil {
@@ -23,6 +23,8 @@ func Transform() toolscache.TransformFunc {
 		switch o := in.(type) {
 		case *operatorsv1alpha1.OperatorVersion:
 			conditions(o.Status.Conditions)
+			owned(o.Status.Owned)
+			shareContent(o)
 		case *operatorsv1alpha1.AppType:
 			conditions(o.Status.Conditions)
 		case *operatorsv1alpha1.CatalogSource:
@@ -66,6 +68,15 @@ func Metadata(obj metav1.Object) {
 			f[i] = intern(f[i])
 		}
 		obj.SetFinalizers(f)
+	}
+}
+
+// owned interns the group, version, kind and namespace of the objects an OperatorVersion owns: every install of a
+// bundle owns the same kinds.
+func owned(objs []operatorsv1alpha1.OwnedObject) {
+	for i := range objs {
+		o := &objs[i]
+		o.Group, o.Version, o.Kind, o.Namespace = intern(o.Group), intern(o.Version), intern(o.Kind), intern(o.Namespace)
 	}
 }
 
