@@ -34,8 +34,9 @@ func Transform() toolscache.TransformFunc {
 	}
 }
 
-// Metadata strips obj's managedFields and interns its namespace, name, labels, annotation keys, owner references
-// and finalizers. Its own UID and resourceVersion are its alone and are left as they are.
+// Metadata strips obj's managedFields and interns its namespace, name, labels (objects with the same labels share
+// one map: the objects of one install all carry its package and owner), annotation keys, owner references and
+// finalizers. Its own UID and resourceVersion are its alone and are left as they are.
 func Metadata(obj metav1.Object) {
 	if obj.GetManagedFields() != nil {
 		obj.SetManagedFields(nil)
@@ -43,11 +44,7 @@ func Metadata(obj metav1.Object) {
 	obj.SetNamespace(intern(obj.GetNamespace()))
 	obj.SetName(intern(obj.GetName()))
 	if l := obj.GetLabels(); len(l) > 0 {
-		out := make(map[string]string, len(l))
-		for k, v := range l {
-			out[intern(k)] = intern(v)
-		}
-		obj.SetLabels(out)
+		obj.SetLabels(labelSet(l))
 	}
 	if a := obj.GetAnnotations(); len(a) > 0 {
 		out := make(map[string]string, len(a))
