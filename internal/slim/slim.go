@@ -14,7 +14,7 @@ import (
 )
 
 // Transform strips managedFields and interns the shared strings of an object's metadata and, for ALM's own kinds,
-// of its status conditions. Anything that is not an object (e.g. a deleted object's final state) passes unchanged.
+// of its status conditions; the OperatorVersions of one bundle share one copy of its content (shareContent). Anything that is not an object (e.g. a deleted object's final state) passes unchanged.
 func Transform() toolscache.TransformFunc {
 	return func(in any) (any, error) {
 		if obj, err := meta.Accessor(in); err == nil {
@@ -23,6 +23,8 @@ func Transform() toolscache.TransformFunc {
 		switch o := in.(type) {
 		case *operatorsv1alpha1.OperatorVersion:
 			conditions(o.Status.Conditions)
+			owned(o.Status.Owned)
+			shareContent(o)
 		case *operatorsv1alpha1.AppType:
 			conditions(o.Status.Conditions)
 		case *operatorsv1alpha1.CatalogSource:
@@ -32,8 +34,9 @@ func Transform() toolscache.TransformFunc {
 	}
 }
 
-// Metadata strips obj's managedFields and interns its namespace, name, labels, annotation keys, owner references
-// and finalizers. Its own UID and resourceVersion are its alone and are left as they are.
+// Metadata strips obj's managedFields and interns its namespace, name, labels (objects with the same labels share
+// one map: the objects of one install all carry its package and owner), annotation keys, owner references and
+// finalizers. Its own UID and resourceVersion are its alone and are left as they are.
 func Metadata(obj metav1.Object) {
 	if obj.GetManagedFields() != nil {
 		obj.SetManagedFields(nil)
@@ -41,11 +44,7 @@ func Metadata(obj metav1.Object) {
 	obj.SetNamespace(intern(obj.GetNamespace()))
 	obj.SetName(intern(obj.GetName()))
 	if l := obj.GetLabels(); len(l) > 0 {
-		out := make(map[string]string, len(l))
-		for k, v := range l {
-			out[intern(k)] = intern(v)
-		}
-		obj.SetLabels(out)
+		obj.SetLabels(labelSet(l))
 	}
 	if a := obj.GetAnnotations(); len(a) > 0 {
 		out := make(map[string]string, len(a))
@@ -66,6 +65,15 @@ func Metadata(obj metav1.Object) {
 			f[i] = intern(f[i])
 		}
 		obj.SetFinalizers(f)
+	}
+}
+
+// owned interns the group, version, kind and namespace of the objects an OperatorVersion owns: every install of a
+// bundle owns the same kinds.
+func owned(objs []operatorsv1alpha1.OwnedObject) {
+	for i := range objs {
+		o := &objs[i]
+		o.Group, o.Version, o.Kind, o.Namespace = intern(o.Group), intern(o.Version), intern(o.Kind), intern(o.Namespace)
 	}
 }
 

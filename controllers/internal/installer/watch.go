@@ -3,6 +3,7 @@ package installer
 import (
 	"context"
 
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -67,11 +68,10 @@ func requiring(c client.Client) handler.MapFunc {
 		}
 		var out []reconcile.Request
 		for _, ov := range list.Items {
-			for _, crd := range append(ov.Spec.CustomResourceDefinitions.Required, ov.Spec.CustomResourceDefinitions.Owned...) {
-				if crd.Name == obj.GetName() {
-					out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}})
-					break
-				}
+			// The cache's objects (shared by the OperatorVersions of one bundle, package slim): read, never appended to.
+			crds := ov.Spec.CustomResourceDefinitions
+			if names(crds.Required, obj.GetName()) || names(crds.Owned, obj.GetName()) {
+				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}})
 			}
 		}
 		return out
@@ -94,6 +94,16 @@ func (in *Installer) WriteStatus(ctx context.Context, ov *operatorsv1alpha1.Oper
 func requires(ov *operatorsv1alpha1.OperatorVersion, pkg string) bool {
 	for _, dep := range ov.Spec.RequiredPackages {
 		if dep.Name == pkg {
+			return true
+		}
+	}
+	return false
+}
+
+// names says whether descs name the CRD name.
+func names(descs []opv1alpha1.CRDDescription, name string) bool {
+	for i := range descs {
+		if descs[i].Name == name {
 			return true
 		}
 	}
