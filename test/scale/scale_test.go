@@ -173,6 +173,11 @@ func benchScale(b *testing.B, size Options) {
 		b.ReportMetric(u.RequestsPerUpgrade(res.Installs), "requests/upgrade")
 		b.ReportMetric(float64(u.Recreated), "recreated")
 		b.ReportMetric(u.PeakRSS/1e6, "upgrade-rss-MB")
+		// What bounds the time: the CPU each process used during the upgrades, and all of them in cores.
+		for name, t := range u.CPU {
+			b.ReportMetric(t.Seconds(), "upgrade-cpu-s-"+name)
+		}
+		b.ReportMetric(u.CPU.Total().Seconds()/u.Took.Seconds(), "upgrade-cpu-cores")
 	}
 }
 
@@ -205,6 +210,13 @@ func report(tb testing.TB, res *Result) {
 			u.Kept, u.Recreated, u.Removed, u.Added, u.PeakRSS/1e6)
 		tb.Logf("API requests per upgrade: %.2f (%d in all); per upgrade by verb and resource: %s",
 			u.RequestsPerUpgrade(res.Installs), u.Requests.Total(), u.Requests.PerInstall(res.Installs))
+		var cpu []string
+		for name, t := range u.CPU {
+			cpu = append(cpu, fmt.Sprintf("%s %.1fs", name, t.Seconds()))
+		}
+		sort.Strings(cpu)
+		tb.Logf("CPU used during the upgrades: %s; %.1fs in all, %.2f cores on average over %.1fs",
+			strings.Join(cpu, ", "), u.CPU.Total().Seconds(), u.CPU.Total().Seconds()/u.Took.Seconds(), u.Took.Seconds())
 	}
 }
 

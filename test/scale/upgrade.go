@@ -40,6 +40,9 @@ type UpgradeResult struct {
 	// Took is from the publish to the end of the upgrades; AfterAvailable from the last Deployment marked
 	// available to the end.
 	Took, AfterAvailable time.Duration
+	// CPU is the CPU time each process of the run used from the publish to the end: with every process on one
+	// machine, what bounds Took when their sum nears Took times the machine's cores.
+	CPU CPUTimes
 }
 
 // RequestsPerUpgrade is ALM's API requests after the publish divided by the upgrades.
@@ -92,7 +95,7 @@ func (r *run) upgrade(ctx context.Context, informers cache.Cache, k *kubelet, re
 		return err
 	}
 	r.logf("publishing %s of %d packages", upgradeVersion, r.o.Packages)
-	start := time.Now()
+	cpu, start := readCPUTimes(), time.Now()
 	if err := PublishUpgrade(filepath.Join(r.work, "catalog"), r.o.Packages); err != nil {
 		return err
 	}
@@ -100,7 +103,7 @@ func (r *run) upgrade(ctx context.Context, informers cache.Cache, k *kubelet, re
 		return err
 	}
 	_, last := k.last()
-	u.Took, u.AfterAvailable = time.Since(start), time.Since(last)
+	u.Took, u.AfterAvailable, u.CPU = time.Since(start), time.Since(last), readCPUTimes().Since(cpu)
 	r.logf("all %d AppTypes run %s and no %s OperatorVersion is left, %.1fs after the publish, %.1fs after the last Deployment was marked available",
 		u.Upgraded, upgradeVersion, bundleVersion, u.Took.Seconds(), u.AfterAvailable.Seconds())
 	after, err := r.installedUIDs(ctx)
