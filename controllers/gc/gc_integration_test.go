@@ -60,24 +60,8 @@ func (l *listing) List(ctx context.Context, list client.ObjectList, opts ...clie
 func TestCollectsOnlyWhenTheAPIServerSaysItOwnsNothing(t *testing.T) {
 	c := harness.Client(t, cp)
 	ctx := t.Context()
-	ns := harness.Namespace(t, c, "gc")
-	v1 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
-	v2 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v2.0.0", Version: "2.0.0", Replaces: v1.Name}.OperatorVersion()
-	for _, ov := range []*operatorsv1alpha1.OperatorVersion{v1, v2} {
-		if err := c.Create(ctx, ov); err != nil {
-			t.Fatal(err)
-		}
-	}
-	v2.Status.Phase = operatorsv1alpha1.PhaseSucceeded
-	if err := c.Status().Update(ctx, v2); err != nil {
-		t.Fatal(err)
-	}
 	// The ConfigMap v1's bundle ships, labelled as v1's; v1's inventory is empty.
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ns + "-config"}}
-	ownership.Claim(cm, v1)
-	if err := c.Create(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
+	v1, cm := replacedVersion(t, c, false)
 
 	live := &listing{Reader: c, kinds: map[string]int{}}
 	r := &gc.Reconciler{Client: c, Objects: nothing{}, Reader: live, Recorder: events.NewFakeRecorder(10)}
@@ -86,7 +70,7 @@ func TestCollectsOnlyWhenTheAPIServerSaysItOwnsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := c.Get(ctx, req.NamespacedName, v1); err != nil || !v1.DeletionTimestamp.IsZero() {
-		t.Fatalf("v1 was collected while it owns ConfigMap %s/%s (get: %v, deletionTimestamp %v)", ns, cm.Name, err, v1.DeletionTimestamp)
+		t.Fatalf("v1 was collected while it owns ConfigMap %s/%s (get: %v, deletionTimestamp %v)", cm.Namespace, cm.Name, err, v1.DeletionTimestamp)
 	}
 	if live.kinds["ConfigMapList"] == 0 {
 		t.Errorf("the API server was not asked about ConfigMaps, a kind v1 installs; lists by kind: %v", live.kinds)
@@ -115,27 +99,7 @@ func TestCollectsOnlyWhenTheAPIServerSaysItOwnsNothing(t *testing.T) {
 func TestHandedOverVersionIsCollectedFromTheCache(t *testing.T) {
 	c := harness.Client(t, cp)
 	ctx := t.Context()
-	ns := harness.Namespace(t, c, "gc")
-	v1 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
-	v2 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v2.0.0", Version: "2.0.0", Replaces: v1.Name}.OperatorVersion()
-	for _, ov := range []*operatorsv1alpha1.OperatorVersion{v1, v2} {
-		if err := c.Create(ctx, ov); err != nil {
-			t.Fatal(err)
-		}
-	}
-	v2.Status.Phase = operatorsv1alpha1.PhaseSucceeded
-	if err := c.Status().Update(ctx, v2); err != nil {
-		t.Fatal(err)
-	}
-	v1.Status.Phase, v1.Status.ReplacedBy = operatorsv1alpha1.PhaseReplacing, v2.Name
-	if err := c.Status().Update(ctx, v1); err != nil {
-		t.Fatal(err)
-	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ns + "-config"}}
-	ownership.Claim(cm, v1)
-	if err := c.Create(ctx, cm); err != nil {
-		t.Fatal(err)
-	}
+	v1, cm := replacedVersion(t, c, true)
 
 	// The "cache" is the API server itself here: always current.
 	live := &listing{Reader: c, kinds: map[string]int{}}
@@ -145,7 +109,7 @@ func TestHandedOverVersionIsCollectedFromTheCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := c.Get(ctx, req.NamespacedName, v1); err != nil || !v1.DeletionTimestamp.IsZero() {
-		t.Fatalf("v1 was collected while the cache shows it owns ConfigMap %s/%s (get: %v, deletionTimestamp %v)", ns, cm.Name, err, v1.DeletionTimestamp)
+		t.Fatalf("v1 was collected while the cache shows it owns ConfigMap %s/%s (get: %v, deletionTimestamp %v)", cm.Namespace, cm.Name, err, v1.DeletionTimestamp)
 	}
 	if err := c.Delete(ctx, cm); err != nil { // the hand-over removed it: v2 does not ship it
 		t.Fatal(err)
@@ -159,4 +123,35 @@ func TestHandedOverVersionIsCollectedFromTheCache(t *testing.T) {
 	if len(live.kinds) > 0 {
 		t.Errorf("the API server was asked what v1 owns although the Upgrade loop handed it over; lists by kind: %v", live.kinds)
 	}
+}
+
+// replacedVersion creates, in a namespace of its own, demo 1.0.0 and 2.0.0 replacing it, Succeeded, and a ConfigMap
+// labelled as 1.0.0's. handedOver: 1.0.0 is marked Replacing for 2.0.0, as the Upgrade loop marks it.
+func replacedVersion(t *testing.T, c client.Client, handedOver bool) (*operatorsv1alpha1.OperatorVersion, *corev1.ConfigMap) {
+	t.Helper()
+	ctx := t.Context()
+	ns := harness.Namespace(t, c, "gc")
+	v1 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
+	v2 := harness.Demo{Namespace: ns, Package: ns, Name: "demo.v2.0.0", Version: "2.0.0", Replaces: v1.Name}.OperatorVersion()
+	for _, ov := range []*operatorsv1alpha1.OperatorVersion{v1, v2} {
+		if err := c.Create(ctx, ov); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v2.Status.Phase = operatorsv1alpha1.PhaseSucceeded
+	if err := c.Status().Update(ctx, v2); err != nil {
+		t.Fatal(err)
+	}
+	if handedOver {
+		v1.Status.Phase, v1.Status.ReplacedBy = operatorsv1alpha1.PhaseReplacing, v2.Name
+		if err := c.Status().Update(ctx, v1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ns + "-config"}}
+	ownership.Claim(cm, v1)
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	return v1, cm
 }
