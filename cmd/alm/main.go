@@ -28,6 +28,7 @@ import (
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
+	"github.com/almproject/alm/internal/lazylog"
 )
 
 func main() {
@@ -66,7 +67,8 @@ func run(args []string) error {
 		return err
 	}
 	o.loopOptions.VersionFinalizers = loops.VersionFinalizers(selected)
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
+	// Values a reconcile's logger carries are encoded only for a line it writes (package lazylog).
+	ctrl.SetLogger(lazylog.New(zap.New(zap.UseFlagOptions(zapOpts))))
 	if os.Getenv("GOGC") == "" {
 		// Collect garbage when the heap has grown by half since the last collection (Go's default: doubled). A burst
 		// of installs allocates fast (copies from the cache, plans, JSON), so at the default the peak resident memory

@@ -11,7 +11,6 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,6 +21,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
@@ -269,6 +269,9 @@ func (r *Reconciler) writeStatus(ctx context.Context, at *operatorsv1alpha1.AppT
 
 // SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := fieldindex.Register(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("apptype").WithOptions(outage.Controller()).
 		For(&operatorsv1alpha1.AppType{}).
 		Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.forVersion)).
@@ -282,26 +285,11 @@ func (r *Reconciler) forVersion(ctx context.Context, obj client.Object) []reconc
 	if !ok {
 		return nil
 	}
-	return r.appTypes(ctx, ov.Namespace, ov.Spec.PackageName)
+	return registry.AppTypeRequests(ctx, r, ov.Namespace, ov.Spec.PackageName)
 }
 
 // forCatalog maps a catalog change to the AppTypes that may resolve from it: its namespace's, or all when it is
 // in ALM's namespace.
 func (r *Reconciler) forCatalog(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.appTypes(ctx, registry.Serves(obj.GetNamespace(), r.Namespace), "")
-}
-
-func (r *Reconciler) appTypes(ctx context.Context, namespace, pkg string) []reconcile.Request {
-	// Read only (names for requests): the cache's objects, not a copy of each; namespace "" lists all.
-	list := &operatorsv1alpha1.AppTypeList{}
-	if err := r.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var out []reconcile.Request
-	for _, at := range list.Items {
-		if pkg == "" || at.Spec.Package == pkg {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: at.Namespace, Name: at.Name}})
-		}
-	}
-	return out
+	return registry.AppTypeRequests(ctx, r, registry.Serves(obj.GetNamespace(), r.Namespace), "")
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/internal/versions"
@@ -144,6 +145,9 @@ func handedOver(ov, replacedBy *operatorsv1alpha1.OperatorVersion) bool {
 // old version) brings the old version back as soon as the cache shows the hand-over, instead of after
 // requeueWhileAdopting (BenchmarkScale with versions only: hundreds of versions Replacing waited at once).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := fieldindex.Register(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
 	objects, err := installer.Objects(mgr)
 	if err != nil {
 		return err

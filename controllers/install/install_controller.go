@@ -12,6 +12,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/internal/outage"
@@ -63,6 +64,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // SetupWithManager registers the loop.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := fieldindex.Register(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
 	if err := r.Installer.UseObjectCache(mgr); err != nil {
 		return err
 	}

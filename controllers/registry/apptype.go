@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 )
 
 // Request is the resolution an AppType asks for, restricted to the catalogs it may use. It fails when there is no
@@ -48,15 +51,12 @@ func Excluded(at *operatorsv1alpha1.AppType) map[string]string {
 // one, else an AppType with the same package; nil when there is none.
 func AppTypeFor(ctx context.Context, c client.Reader, ov *operatorsv1alpha1.OperatorVersion) (*operatorsv1alpha1.AppType, error) {
 	list := &operatorsv1alpha1.AppTypeList{}
-	if err := c.List(ctx, list, client.InNamespace(ov.Namespace)); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(ov.Namespace), client.MatchingFields{fieldindex.AppTypePackage: ov.Spec.PackageName}); err != nil {
 		return nil, err
 	}
 	var match *operatorsv1alpha1.AppType
 	for i := range list.Items {
 		at := &list.Items[i]
-		if at.Spec.Package != ov.Spec.PackageName {
-			continue
-		}
 		for _, ref := range ov.OwnerReferences {
 			if ref.UID == at.UID {
 				return at, nil
@@ -67,4 +67,23 @@ func AppTypeFor(ctx context.Context, c client.Reader, ov *operatorsv1alpha1.Oper
 		}
 	}
 	return match, nil
+}
+
+// AppTypeRequests are requests for the AppTypes of package pkg in namespace, found by the cache's package index
+// (fieldindex.AppTypePackage); pkg "" asks for all of them, and namespace "" for every namespace. For map
+// functions: it only reads the cache's objects and returns nil when the cache cannot answer.
+func AppTypeRequests(ctx context.Context, c client.Reader, namespace, pkg string) []reconcile.Request {
+	opts := []client.ListOption{client.InNamespace(namespace), client.UnsafeDisableDeepCopy}
+	if pkg != "" {
+		opts = append(opts, client.MatchingFields{fieldindex.AppTypePackage: pkg})
+	}
+	list := &operatorsv1alpha1.AppTypeList{}
+	if err := c.List(ctx, list, opts...); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, at := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: at.Namespace, Name: at.Name}})
+	}
+	return out
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -23,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/internal/status"
@@ -154,27 +154,16 @@ func (r *Reconciler) now() time.Time {
 
 // SetupWithManager registers the loop: AppTypes, their OperatorVersions, and catalog changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := fieldindex.Register(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named(Name).
 		For(&operatorsv1alpha1.AppType{}).
 		Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-			return r.appTypes(ctx, obj.GetNamespace(), obj.(*operatorsv1alpha1.OperatorVersion).Spec.PackageName)
+			return registry.AppTypeRequests(ctx, r, obj.GetNamespace(), obj.(*operatorsv1alpha1.OperatorVersion).Spec.PackageName)
 		})).
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
-			return r.appTypes(ctx, registry.Serves(obj.GetNamespace(), r.Namespace), "")
+			return registry.AppTypeRequests(ctx, r, registry.Serves(obj.GetNamespace(), r.Namespace), "")
 		})).
 		Complete(r)
-}
-
-func (r *Reconciler) appTypes(ctx context.Context, namespace, pkg string) []reconcile.Request {
-	list := &operatorsv1alpha1.AppTypeList{}
-	if err := r.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil
-	}
-	var out []reconcile.Request
-	for _, at := range list.Items {
-		if pkg == "" || at.Spec.Package == pkg {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: at.Namespace, Name: at.Name}})
-		}
-	}
-	return out
 }

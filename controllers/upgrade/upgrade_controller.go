@@ -20,6 +20,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/installer"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/internal/versions"
@@ -220,6 +221,9 @@ func (r *Reconciler) objects() client.Reader {
 
 // SetupWithManager registers the loop.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := fieldindex.Register(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
 	if err := r.Installer.UseObjectCache(mgr); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/internal/outage"
@@ -113,6 +114,9 @@ func NextHop(ix *index.Index, res index.Result, namespace string) (*operatorsv1a
 
 // SetupWithManager registers the loop: OperatorVersions, AppType approval changes and catalog changes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := fieldindex.Register(context.Background(), mgr.GetCache()); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named(Name).WithOptions(outage.Controller()).
 		For(&operatorsv1alpha1.OperatorVersion{}).
 		Watches(&operatorsv1alpha1.AppType{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -125,16 +129,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) versions(ctx context.Context, namespace, pkg string) []reconcile.Request {
-	// Read only (names for requests): the cache's objects, not a copy of each; namespace "" lists all.
+	// Read only (names for requests): the cache's objects, not a copy of each; namespace "" lists all, pkg ""
+	// every package, else the cache's package index finds them.
+	opts := []client.ListOption{client.InNamespace(namespace), client.UnsafeDisableDeepCopy}
+	if pkg != "" {
+		opts = append(opts, client.MatchingFields{fieldindex.OperatorVersionPackage: pkg})
+	}
 	list := &operatorsv1alpha1.OperatorVersionList{}
-	if err := r.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.List(ctx, list, opts...); err != nil {
 		return nil
 	}
-	var out []reconcile.Request
+	out := make([]reconcile.Request, 0, len(list.Items))
 	for _, ov := range list.Items {
-		if pkg == "" || ov.Spec.PackageName == pkg {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}})
-		}
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}})
 	}
 	return out
 }

@@ -218,6 +218,7 @@ type AppTypeStatus struct {
 // +kubebuilder:printcolumn:name="Preview",type=string,JSONPath=`.status.upgradePreview.summary`,priority=0
 // +kubebuilder:printcolumn:name="Approval",type=string,JSONPath=`.spec.approval`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:selectablefield:JSONPath=`.spec.package`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type AppType struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/metrics"
 )
 
@@ -33,15 +34,19 @@ func samePackage(c client.Client) handler.MapFunc {
 		if !ok {
 			return nil
 		}
-		list := &operatorsv1alpha1.OperatorVersionList{}
-		// Map functions only read: the cache's objects, not a copy of each for every event.
-		if err := c.List(ctx, list, client.InNamespace(ov.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-			return nil
-		}
 		var out []reconcile.Request
-		for _, other := range list.Items {
-			if other.Name != ov.Name && (other.Spec.PackageName == ov.Spec.PackageName || requires(&other, ov.Spec.PackageName)) {
-				out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: other.Namespace, Name: other.Name}})
+		// The versions of its package and those that require it, found by the cache's indexes; map functions only
+		// read, so the cache's objects, not copies.
+		for _, field := range []string{fieldindex.OperatorVersionPackage, fieldindex.OperatorVersionRequires} {
+			list := &operatorsv1alpha1.OperatorVersionList{}
+			if err := c.List(ctx, list, client.InNamespace(ov.Namespace), client.MatchingFields{field: ov.Spec.PackageName},
+				client.UnsafeDisableDeepCopy); err != nil {
+				return nil
+			}
+			for _, other := range list.Items {
+				if other.Name != ov.Name {
+					out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: other.Namespace, Name: other.Name}})
+				}
 			}
 		}
 		return out
@@ -88,16 +93,6 @@ func (in *Installer) WriteStatus(ctx context.Context, ov *operatorsv1alpha1.Oper
 	}
 	metrics.PhaseChanged(ov, orig.Status.Phase, st.Phase, in.Loop)
 	return nil
-}
-
-// requires says whether ov depends on package pkg (a change of pkg's versions may meet the dependency).
-func requires(ov *operatorsv1alpha1.OperatorVersion, pkg string) bool {
-	for _, dep := range ov.Spec.RequiredPackages {
-		if dep.Name == pkg {
-			return true
-		}
-	}
-	return false
 }
 
 // names says whether descs name the CRD name.

@@ -17,6 +17,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
 	"github.com/almproject/alm/catalog/policy"
+	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/ownership"
 )
 
@@ -181,17 +182,12 @@ func GetActive(ctx context.Context, c client.Reader, key client.ObjectKey) (*ope
 }
 
 // OfPackage lists the OperatorVersions of a package in a namespace, from the cache: copies of them, which the
-// caller may change. Only the package's versions are copied, not every version in the namespace.
+// caller may change. The cache finds them by its package index (fieldindex.OperatorVersionPackage), so the
+// namespace's other versions are neither walked nor copied.
 func OfPackage(ctx context.Context, c client.Reader, namespace, pkg string) ([]operatorsv1alpha1.OperatorVersion, error) {
 	list := &operatorsv1alpha1.OperatorVersionList{}
-	if err := c.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.OperatorVersionPackage: pkg}); err != nil {
 		return nil, err
 	}
-	var out []operatorsv1alpha1.OperatorVersion
-	for i := range list.Items {
-		if list.Items[i].Spec.PackageName == pkg {
-			out = append(out, *list.Items[i].DeepCopy())
-		}
-	}
-	return out, nil
+	return list.Items, nil
 }
