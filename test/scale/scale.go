@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,9 @@ type Options struct {
 	Namespaces, PerNamespace, Packages int
 	// ALMArgs are extra flags for the ALM process.
 	ALMArgs []string
+	// ALMEnv are extra KEY=VALUE settings of the ALM process's environment (GOGC, GODEBUG=memprofilerate=...),
+	// which the other processes of the run do not get.
+	ALMEnv []string
 	// HeapProfile is the file the run writes ALM's heap profile (/debug/pprof/heap) to at the end, before it stops
 	// ALM (ALM_SCALE_HEAP_PROFILE); a temporary file when empty.
 	HeapProfile string
@@ -264,8 +268,11 @@ func (r *run) startALM(bin, kubeconfig string) error {
 		// catalog's (watched) would be, and the upgrade's time is ALM's, not the poll's.
 		args = append(args, "--catalog-resync=2s")
 	}
-	r.logf("starting ALM %s", strings.Join(r.o.ALMArgs, " "))
+	r.logf("starting ALM %s", strings.Join(append(slices.Clone(r.o.ALMEnv), r.o.ALMArgs...), " "))
 	r.alm = exec.Command(bin, args...)
+	if len(r.o.ALMEnv) > 0 {
+		r.alm.Env = append(os.Environ(), r.o.ALMEnv...)
+	}
 	r.alm.Stdout, r.alm.Stderr = logFile, logFile
 	if err := r.alm.Start(); err != nil {
 		_ = logFile.Close()
@@ -324,7 +331,8 @@ func (r *run) logf(format string, args ...any) {
 }
 
 // Size reads a run's size from the environment (ALM_SCALE_NAMESPACES, ALM_SCALE_PER_NAMESPACE,
-// ALM_SCALE_PACKAGES) over the defaults in o, and extra ALM flags from ALM_SCALE_ALM_ARGS (space-separated).
+// ALM_SCALE_PACKAGES) over the defaults in o, extra ALM flags from ALM_SCALE_ALM_ARGS and extra settings of ALM's
+// environment from ALM_SCALE_ALM_ENV (both space-separated).
 func Size(o Options) (Options, error) {
 	for env, field := range map[string]*int{
 		"ALM_SCALE_NAMESPACES": &o.Namespaces, "ALM_SCALE_PER_NAMESPACE": &o.PerNamespace, "ALM_SCALE_PACKAGES": &o.Packages,
@@ -340,6 +348,9 @@ func Size(o Options) (Options, error) {
 	o.HeapProfile = os.Getenv("ALM_SCALE_HEAP_PROFILE")
 	if v := os.Getenv("ALM_SCALE_ALM_ARGS"); v != "" {
 		o.ALMArgs = append(o.ALMArgs, strings.Fields(v)...)
+	}
+	if v := os.Getenv("ALM_SCALE_ALM_ENV"); v != "" {
+		o.ALMEnv = append(o.ALMEnv, strings.Fields(v)...)
 	}
 	if o.PerNamespace > o.Packages {
 		return o, errors.New("each namespace installs distinct packages: ALM_SCALE_PER_NAMESPACE must not exceed ALM_SCALE_PACKAGES")
