@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,6 +128,10 @@ type auditEvent struct {
 // offset mark, and those after it (none when mark is negative). A request appears once per stage (a watch has
 // ResponseStarted and ResponseComplete); it is counted once, by its audit ID, where it first appears.
 func readAudit(path string, mark int64) (before, after Requests, err error) {
+	// kube-apiserver moves a full log aside as audit-<time>.log; the requests in it would not be counted.
+	if rotated, _ := filepath.Glob(strings.TrimSuffix(path, ".log") + "-*.log"); len(rotated) > 0 {
+		return nil, nil, fmt.Errorf("the audit log %s rotated (%s): its requests would be missed; raise --audit-log-maxsize", path, strings.Join(rotated, ", "))
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
