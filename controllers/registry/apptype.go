@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -69,21 +68,8 @@ func AppTypeFor(ctx context.Context, c client.Reader, ov *operatorsv1alpha1.Oper
 	return match, nil
 }
 
-// AppTypeRequests are requests for the AppTypes of package pkg in namespace, found by the cache's package index
-// (fieldindex.AppTypePackage); pkg "" asks for all of them, and namespace "" for every namespace. For map
-// functions: it only reads the cache's objects and returns nil when the cache cannot answer.
+// AppTypeRequests are requests for the AppTypes of package pkg ("" for every package) in namespace ("" for all),
+// found by the cache's package index; for map functions.
 func AppTypeRequests(ctx context.Context, c client.Reader, namespace, pkg string) []reconcile.Request {
-	opts := []client.ListOption{client.InNamespace(namespace), client.UnsafeDisableDeepCopy}
-	if pkg != "" {
-		opts = append(opts, client.MatchingFields{fieldindex.AppTypePackage: pkg})
-	}
-	list := &operatorsv1alpha1.AppTypeList{}
-	if err := c.List(ctx, list, opts...); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, at := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: at.Namespace, Name: at.Name}})
-	}
-	return out
+	return fieldindex.Requests(ctx, c, &operatorsv1alpha1.AppTypeList{}, namespace, fieldindex.AppTypePackage, pkg)
 }

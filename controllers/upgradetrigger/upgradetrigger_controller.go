@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -129,19 +128,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *Reconciler) versions(ctx context.Context, namespace, pkg string) []reconcile.Request {
-	// Read only (names for requests): the cache's objects, not a copy of each; namespace "" lists all, pkg ""
-	// every package, else the cache's package index finds them.
-	opts := []client.ListOption{client.InNamespace(namespace), client.UnsafeDisableDeepCopy}
-	if pkg != "" {
-		opts = append(opts, client.MatchingFields{fieldindex.OperatorVersionPackage: pkg})
-	}
-	list := &operatorsv1alpha1.OperatorVersionList{}
-	if err := r.List(ctx, list, opts...); err != nil {
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(list.Items))
-	for _, ov := range list.Items {
-		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}})
-	}
-	return out
+	return fieldindex.Requests(ctx, r, &operatorsv1alpha1.OperatorVersionList{}, namespace, fieldindex.OperatorVersionPackage, pkg)
 }

@@ -12,9 +12,12 @@ import (
 	"context"
 	"fmt"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 )
@@ -71,4 +74,25 @@ func Register(ctx context.Context, c cache.Cache) error {
 		}
 	}
 	return nil
+}
+
+// Requests lists into list the objects of namespace ("" for every namespace) whose field has value (every object
+// when value is ""), from the cache's objects without copies, and returns a request for each; nil when the cache
+// cannot answer. For map functions, which only read.
+func Requests(ctx context.Context, c client.Reader, list client.ObjectList, namespace, field, value string) []reconcile.Request {
+	opts := []client.ListOption{client.InNamespace(namespace), client.UnsafeDisableDeepCopy}
+	if value != "" {
+		opts = append(opts, client.MatchingFields{field: value})
+	}
+	if err := c.List(ctx, list, opts...); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	_ = apimeta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(obj)})
+		}
+		return nil
+	})
+	return out
 }

@@ -34,18 +34,12 @@ func samePackage(c client.Client) handler.MapFunc {
 		if !ok {
 			return nil
 		}
+		// The versions of its package and those that require it, found by the cache's indexes.
 		var out []reconcile.Request
-		// The versions of its package and those that require it, found by the cache's indexes; map functions only
-		// read, so the cache's objects, not copies.
 		for _, field := range []string{fieldindex.OperatorVersionPackage, fieldindex.OperatorVersionRequires} {
-			list := &operatorsv1alpha1.OperatorVersionList{}
-			if err := c.List(ctx, list, client.InNamespace(ov.Namespace), client.MatchingFields{field: ov.Spec.PackageName},
-				client.UnsafeDisableDeepCopy); err != nil {
-				return nil
-			}
-			for _, other := range list.Items {
-				if other.Name != ov.Name {
-					out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: other.Namespace, Name: other.Name}})
+			for _, req := range fieldindex.Requests(ctx, c, &operatorsv1alpha1.OperatorVersionList{}, ov.Namespace, field, ov.Spec.PackageName) {
+				if req.Name != ov.Name {
+					out = append(out, req)
 				}
 			}
 		}
