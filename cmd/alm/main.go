@@ -39,7 +39,7 @@ func main() {
 }
 
 // gcPercent is the GOGC ALM runs with unless the environment sets one.
-const gcPercent = 50
+const gcPercent = 30
 
 type options struct {
 	metricsAddr             string
@@ -70,9 +70,10 @@ func run(args []string) error {
 	// Values a reconcile's logger carries are encoded only for a line it writes (package lazylog).
 	ctrl.SetLogger(lazylog.New(zap.New(zap.UseFlagOptions(zapOpts))))
 	if os.Getenv("GOGC") == "" {
-		// Collect garbage when the heap has grown by half since the last collection (Go's default: doubled). A burst
+		// Collect garbage when the heap has grown by 30% since the last collection (Go's default: doubled). A burst
 		// of installs allocates fast (copies from the cache, plans, JSON), so at the default the peak resident memory
-		// is about three times what ALM holds (BenchmarkScale). The price is a little more CPU for the collector.
+		// is about three times what ALM holds (BenchmarkScale). The price is more CPU for the collector: the
+		// upgrade-cpu-s-alm row of BenchmarkScale says how much.
 		debug.SetGCPercent(gcPercent)
 	}
 	log := ctrl.Log.WithName("alm")

@@ -115,15 +115,23 @@ func BuildBinary(ctx context.Context, root, pkg, version, goarch string) ([]byte
 	}
 	defer os.RemoveAll(dir)
 	out := filepath.Join(dir, "bin")
+	if err := BuildBinaryFile(ctx, root, pkg, version, goarch, out); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out)
+}
+
+// BuildBinaryFile builds the binary BuildBinary builds into the file out, written by the linker.
+func BuildBinaryFile(ctx context.Context, root, pkg, version, goarch, out string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+version, "-o", out, pkg)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("go build %s (GOARCH=%s): %w\n%s", pkg, goarch, err, stderr.String())
+		return fmt.Errorf("go build %s (GOARCH=%s): %w\n%s", pkg, goarch, err, stderr.String())
 	}
-	return os.ReadFile(out)
+	return nil
 }
 
 func hostGOARCH(ctx context.Context) string {

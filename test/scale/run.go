@@ -151,9 +151,10 @@ func labelValue(key, name, label string) (string, bool) {
 	return "", false
 }
 
-// sampleHeap records ALM's peak heap. At each new peak 8 MB above the last one profiled it also saves ALM's heap
-// profile (what was live at the last collection before it) beside the end's, as <HeapProfile>.peak for the
-// installs and <HeapProfile>.upgrade-peak for the upgrades, to tell what the peak is made of.
+// sampleHeap records ALM's peak heap. With PeakProfiles, at each new peak 8 MB above the last one profiled it also
+// saves ALM's heap profile (what was live at the last collection before it) beside the end's, as
+// <HeapProfile>.peak for the installs and <HeapProfile>.upgrade-peak for the upgrades, to tell what the peak is made
+// of.
 func (r *run) sampleHeap(ctx context.Context) {
 	profiled, last := 0.0, ""
 	for ctx.Err() == nil {
@@ -168,7 +169,7 @@ func (r *run) sampleHeap(ctx context.Context) {
 			if suffix != last {
 				profiled, last = 0, suffix
 			}
-			if heap > profiled+8e6 && download(ctx, r.pprof, r.o.HeapProfile+suffix) == nil {
+			if r.o.PeakProfiles && heap > profiled+8e6 && download(ctx, r.pprof, r.o.HeapProfile+suffix) == nil {
 				profiled = heap
 			}
 		}

@@ -118,7 +118,7 @@ func checkUpgrade(t *testing.T, res *Result) {
 }
 
 // BenchmarkScale is issue 13's scale run: 1,000 AppTypes across 100 namespaces from a 50-package catalog (sizes from
-// ALM_SCALE_NAMESPACES, ALM_SCALE_PER_NAMESPACE, ALM_SCALE_PACKAGES; extra ALM flags from ALM_SCALE_ALM_ARGS, extra settings of its environment from ALM_SCALE_ALM_ENV; ALM_SCALE_KEEP=1 keeps the audit log and ALM's log).
+// ALM_SCALE_NAMESPACES, ALM_SCALE_PER_NAMESPACE, ALM_SCALE_PACKAGES; extra ALM flags from ALM_SCALE_ALM_ARGS, extra settings of its environment from ALM_SCALE_ALM_ENV; ALM_SCALE_PEAK_PROFILES=1 for heap profiles at the peaks; ALM_SCALE_KEEP=1 keeps the audit log and ALM's log).
 // Targets (hack/benchtable): rss-MB <= 100, requests/install <= 12, s-after-available <= 30.
 func BenchmarkScale(b *testing.B) {
 	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Upgrade: true, Timeout: 20 * time.Minute, Log: os.Stderr})

@@ -44,6 +44,9 @@ func Apply(ctx context.Context, c client.Client, objects, live client.Reader, ov
 	desired.SetAnnotations(annotations)
 
 	existing, err := getMetadata(ctx, objects, desired)
+	if err == nil {
+		appliedHashes.restore(existing) // the cache keeps it out of the object
+	}
 	if apierrors.IsNotFound(err) {
 		created := desired.DeepCopy()
 		ownership.Claim(created, ov)

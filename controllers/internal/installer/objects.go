@@ -12,7 +12,6 @@ import (
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/internal/outage"
-	"github.com/almproject/alm/internal/slim"
 )
 
 var (
@@ -41,7 +40,7 @@ func Objects(mgr ctrl.Manager) (cache.Cache, error) {
 		Scheme:               mgr.GetScheme(),
 		Mapper:               mgr.GetRESTMapper(),
 		DefaultLabelSelector: labels.NewSelector().Add(*req),
-		DefaultTransform:     slim.Transform(),   // no managedFields; shared strings held once
+		DefaultTransform:     objectsTransform(), // no managedFields; shared strings held once; hashes apart
 		NewInformer:          outage.NewInformer, // resumes within seconds after an API server restart
 	})
 	if err != nil {
