@@ -17,6 +17,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/installer"
+	"github.com/almproject/alm/controllers/internal/objectcache"
 	"github.com/almproject/alm/controllers/internal/ownership"
 	"github.com/almproject/alm/controllers/internal/versions"
 	"github.com/almproject/alm/internal/outage"
@@ -25,7 +26,7 @@ import (
 // Reconciler deletes replaced OperatorVersions that own nothing.
 type Reconciler struct {
 	client.Client
-	// Objects is the cache of ALM's objects' metadata (installer.Objects), where GC looks first; "owns nothing" is
+	// Objects is the cache of ALM's objects' metadata (objectcache.For), where GC looks first; "owns nothing" is
 	// confirmed by Reader, which reads without the cache, unless the Upgrade loop handed everything over (owned).
 	Objects  client.Reader
 	Reader   client.Reader
@@ -148,7 +149,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := fieldindex.Register(context.Background(), mgr.GetCache()); err != nil {
 		return err
 	}
-	objects, err := installer.Objects(mgr)
+	objects, err := objectcache.For(mgr)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 // CacheOptions are the manager cache's options for ALM's loops: what the cache holds of each kind. cmd/alm runs
 // with them, and integration tests that must see what ALM sees use them too. Only catalog ConfigMaps are read
 // through this cache; the installer reads what it applies from a cache of its own, of ALM's objects' metadata
-// (installer.Objects).
+// (objectcache.For).
 func CacheOptions() cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{

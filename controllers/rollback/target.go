@@ -108,7 +108,7 @@ func (r *Reconciler) checkCRDs(ctx context.Context, ov *operatorsv1alpha1.Operat
 			}
 			return err
 		}
-		if existing.Annotations[installer.AnnotationHash] == installer.Hash(desiredU) {
+		if existing.Annotations[operatorsv1alpha1.AnnotationAppliedHash] == installer.Hash(desiredU) {
 			continue
 		}
 		objects, err := r.customResources(ctx, existing)

@@ -32,7 +32,7 @@ import (
 // Reconciler installs replacing OperatorVersions and hands the old versions' objects over to them.
 type Reconciler struct {
 	client.Client
-	// Objects is the cache of ALM's objects' metadata (installer.Objects): adoption finds the old versions' objects
+	// Objects is the cache of ALM's objects' metadata (objectcache.For): adoption finds the old versions' objects
 	// there and writes them with its resourceVersion as a precondition (handOne); Reader stands in without it.
 	Objects   client.Reader
 	Reader    client.Reader

@@ -16,3 +16,7 @@ const (
 	// able to set it: RBAC must not give tenants update or patch on their namespaces.
 	LabelTrustedInstalls = "operators.alm.dev/trusted-installs"
 )
+
+// AnnotationAppliedHash on an object ALM applied records the hash of the content it applied, so that an object whose
+// desired content did not change is not written again.
+const AnnotationAppliedHash = "operators.alm.dev/applied-hash"

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/objectcache"
 	"github.com/almproject/alm/controllers/internal/ownership"
 )
 
@@ -23,12 +24,12 @@ func (e *ConflictError) Error() string { return e.Msg }
 
 // Apply creates desired, or brings the existing object to the desired content, with ov's ownership:
 //   - a new object is claimed by ov (labels, and a controller ownerReference when namespaced);
-//   - an object ov already owns is updated only when its desired content changed (AnnotationHash);
+//   - an object ov already owns is updated only when its desired content changed (operatorsv1alpha1.AnnotationAppliedHash);
 //   - an object of ov's package that no version owns (a CRD created for another operator's requirement) is claimed;
 //   - an object another version of the same package owns in the same namespace is updated in place (same UID) and
 //     ov is added as a further owner; the adoption loop hands it over once ov has Succeeded.
 //
-// It reads the existing object's metadata from objects (a cache of ALM's objects, see Objects), and from live (the
+// It reads the existing object's metadata from objects (a cache of ALM's objects, see objectcache.For), and from live (the
 // API server) only when creating it fails because it exists after all. It writes only what changed: nothing when
 // content and ownership are as desired, a metadata patch when only the ownership changes, an update of the whole
 // object when its content changed. Writes carry the resourceVersion read, so a stale read ends in a conflict, not in
@@ -40,12 +41,12 @@ func Apply(ctx context.Context, c client.Client, objects, live client.Reader, ov
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	annotations[AnnotationHash] = hash
+	annotations[operatorsv1alpha1.AnnotationAppliedHash] = hash
 	desired.SetAnnotations(annotations)
 
 	existing, err := getMetadata(ctx, objects, desired)
 	if err == nil {
-		appliedHashes.restore(existing) // the cache keeps it out of the object
+		objectcache.RestoreHash(existing) // the cache keeps it out of the object
 	}
 	if apierrors.IsNotFound(err) {
 		created := desired.DeepCopy()
@@ -67,7 +68,7 @@ func Apply(ctx context.Context, c client.Client, objects, live client.Reader, ov
 		return nil, err
 	}
 	meta := existing.DeepCopy()
-	contentChanged := existing.GetAnnotations()[AnnotationHash] != hash
+	contentChanged := existing.GetAnnotations()[operatorsv1alpha1.AnnotationAppliedHash] != hash
 	if contentChanged {
 		meta.SetLabels(merge(meta.GetLabels(), desired.GetLabels()))
 		meta.SetAnnotations(merge(meta.GetAnnotations(), desired.GetAnnotations()))

@@ -29,6 +29,7 @@ import (
 	"github.com/almproject/alm/controllers/internal/bundlecontent"
 	"github.com/almproject/alm/controllers/internal/cleanup"
 	"github.com/almproject/alm/controllers/internal/dependencies"
+	"github.com/almproject/alm/controllers/internal/objectcache"
 	"github.com/almproject/alm/controllers/internal/rollout"
 	"github.com/almproject/alm/controllers/internal/servingcert"
 	"github.com/almproject/alm/internal/status"
@@ -42,9 +43,9 @@ const DefaultTimeout = 5 * time.Minute
 // InstallReady without a status write of its own. The Install and Upgrade loops share it.
 type Installer struct {
 	// Client writes, and reads Deployments and CRDs through the manager's cache. A cached Deployment counts as
-	// rolled out only when it carries the content this step applied (AnnotationHash) and its status observed it.
+	// rolled out only when it carries the content this step applied (operatorsv1alpha1.AnnotationAppliedHash) and its status observed it.
 	Client client.Client
-	// Objects reads the metadata of the objects the installer applies (see Objects); Reader reads them from the API
+	// Objects reads the metadata of the objects the installer applies (see objectcache.For); Reader reads them from the API
 	// server when the cache does not know them. Objects nil: everything is read through Reader.
 	Objects  client.Reader
 	Reader   client.Reader
@@ -91,9 +92,9 @@ func New(mgr ctrl.Manager, loop string, timeout time.Duration, bundles *bundleco
 		Access:  &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Policy: access.Policy{TrustAllNamespaces: true}}}
 }
 
-// UseObjectCache makes the installer read the objects it applies from mgr's cache of ALM's objects (Objects).
+// UseObjectCache makes the installer read the objects it applies from mgr's cache of ALM's objects (objectcache.For).
 func (in *Installer) UseObjectCache(mgr ctrl.Manager) error {
-	objects, err := Objects(mgr)
+	objects, err := objectcache.For(mgr)
 	if err != nil {
 		return fmt.Errorf("creating the cache of ALM's objects: %w", err)
 	}
@@ -335,7 +336,7 @@ func (in *Installer) checkCRD(ctx context.Context, desiredU *unstructured.Unstru
 	if err != nil {
 		return err
 	}
-	if existing.Annotations[AnnotationHash] == Hash(desiredU) {
+	if existing.Annotations[operatorsv1alpha1.AnnotationAppliedHash] == Hash(desiredU) {
 		return nil // the installer applied this very content before: nothing changes
 	}
 	var objects []unstructured.Unstructured
@@ -391,7 +392,7 @@ func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
 
 // notReady lists the Deployments of plan that are not rolled out, each with the most useful reason the cluster
 // reports (explain), and returns the first such reason. A Deployment this step wrote is judged as
-// stored; another is read from the cache and must carry the content of plan (AnnotationHash), so that a cache that
+// stored; another is read from the cache and must carry the content of plan (operatorsv1alpha1.AnnotationAppliedHash), so that a cache that
 // still holds an earlier, rolled-out spec does not count as ready. A Succeeded version ignores a Deployment that a
 // newer version is rolling out (it co-owns it): the old pods keep serving until the rollout is done, and the old
 // version's status must not turn to Installing because of the new version's rollout.
@@ -415,7 +416,7 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 		if succeeded && coOwnedByAnotherVersion(d, ov) {
 			continue
 		}
-		if d.Annotations[AnnotationHash] != Hash(obj) {
+		if d.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != Hash(obj) {
 			out = append(out, fmt.Sprintf("Deployment %s: waiting for the spec change to be observed", name))
 			continue
 		}

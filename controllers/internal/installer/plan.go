@@ -26,9 +26,6 @@ import (
 	"github.com/almproject/alm/controllers/internal/operatorenv"
 )
 
-// AnnotationHash records the hash of the desired content ALM last applied, so unchanged objects are not rewritten.
-const AnnotationHash = "operators.alm.dev/applied-hash"
-
 var crdGVK = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
 
 // InvalidError is an install strategy or bundle object ALM cannot install. Retrying does not help: the
@@ -314,7 +311,7 @@ func shorten(s string, max int) string {
 	return s[:max-17] + "-" + hex.EncodeToString(sum[:])[:16]
 }
 
-// Hash is the hash of an object's desired content, as recorded in AnnotationHash.
+// Hash is the hash of an object's desired content, as recorded in operatorsv1alpha1.AnnotationAppliedHash.
 func Hash(obj *unstructured.Unstructured) string {
 	data, _ := json.Marshal(obj.Object) // maps marshal with sorted keys: deterministic
 	sum := sha256.Sum256(data)

@@ -1,4 +1,4 @@
-package installer
+package objectcache
 
 import (
 	"encoding/hex"
@@ -11,19 +11,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/internal/slim"
 )
 
-// hashSize is the size of the hash AnnotationHash holds (hex-encoded there): see Hash.
+// hashSize is the size of the hash that operatorsv1alpha1.AnnotationAppliedHash holds, hex-encoded (installer.Hash).
 const hashSize = 16
 
-// appliedHashes holds the AnnotationHash of each object in the cache of ALM's objects (Objects), out of the object:
-// a one-entry annotation map costs a cached object about 350 bytes, an entry here about 100, and a thousand installs
-// of a seven-object bundle are seven thousand cached objects. The cache's transform moves the value here
-// (takeHash), and getMetadata puts it back on the copy a reader gets (restoreHash), so the installer sees the
-// object as stored. An entry lives as long as the cached object it came from: it is tied, weakly, to the object's
-// UID string (which the decoder allocated for that object alone) and forgotten when that string is collected,
-// because the object left the cache or a newer version of it, with an entry of its own, replaced it.
+// appliedHashes holds the operatorsv1alpha1.AnnotationAppliedHash of each object in the cache of ALM's objects (For),
+// out of the object: a one-entry annotation map costs a cached object about 350 bytes, an entry here about 100, and
+// a thousand installs of a seven-object bundle are seven thousand cached objects. The cache's transform moves the
+// value here (take), and the installer puts it back on the copy it reads (RestoreHash), so that it sees the object
+// as stored. An entry lives as long as the cached object it came from: it is tied, weakly, to the object's UID
+// string (which the decoder allocated for that object alone) and forgotten when that string is collected, because
+// the object left the cache or a newer version of it, with an entry of its own, replaced it.
 var appliedHashes = &hashTable{seed: maphash.MakeSeed(), m: map[uint64][]hashEntry{}}
 
 type hashTable struct {
@@ -39,7 +40,7 @@ type hashEntry struct {
 }
 
 // objectsTransform is the transform of the cache of ALM's objects: slim's, then the applied hash moved out of the
-// object's annotations (takeHash).
+// object's annotations (take).
 func objectsTransform() toolscache.TransformFunc {
 	transform := slim.Transform()
 	return func(in any) (any, error) {
@@ -51,11 +52,11 @@ func objectsTransform() toolscache.TransformFunc {
 	}
 }
 
-// take moves obj's AnnotationHash into the table, unless obj has none, no UID, or a value that is not a hash (an
+// take moves obj's applied hash into the table, unless obj has none, no UID, or a value that is not a hash (an
 // edited annotation stays where it is, and reads as changed content).
 func (t *hashTable) take(obj metav1.Object) {
 	annotations := obj.GetAnnotations()
-	value, ok := annotations[AnnotationHash]
+	value, ok := annotations[operatorsv1alpha1.AnnotationAppliedHash]
 	uid := string(obj.GetUID())
 	var sum [hashSize]byte
 	if !ok || uid == "" || hex.DecodedLen(len(value)) != hashSize {
@@ -64,7 +65,7 @@ func (t *hashTable) take(obj metav1.Object) {
 	if _, err := hex.Decode(sum[:], []byte(value)); err != nil {
 		return
 	}
-	delete(annotations, AnnotationHash) // slim.Metadata gave the object a map of its own
+	delete(annotations, operatorsv1alpha1.AnnotationAppliedHash) // slim.Metadata gave the object a map of its own
 	if len(annotations) == 0 {
 		obj.SetAnnotations(nil)
 	}
@@ -87,11 +88,15 @@ func (t *hashTable) put(uid string, sum [hashSize]byte) {
 	runtime.AddCleanup(p, t.sweep, h)
 }
 
-// restore puts the table's AnnotationHash of obj (a copy read from the cache) back in its annotations, unless obj
+// RestoreHash puts the applied hash of obj, a copy read from the cache of ALM's objects, back in its annotations
+// (see appliedHashes), unless obj carries one already.
+func RestoreHash(obj metav1.Object) { appliedHashes.restore(obj) }
+
+// restore puts the table's applied hash of obj (a copy read from the cache) back in its annotations, unless obj
 // carries one already (it was read from the API server).
 func (t *hashTable) restore(obj metav1.Object) {
 	annotations := obj.GetAnnotations()
-	if _, ok := annotations[AnnotationHash]; ok || obj.GetUID() == "" {
+	if _, ok := annotations[operatorsv1alpha1.AnnotationAppliedHash]; ok || obj.GetUID() == "" {
 		return
 	}
 	uid := string(obj.GetUID())
@@ -110,7 +115,7 @@ func (t *hashTable) restore(obj metav1.Object) {
 	if annotations == nil {
 		annotations = map[string]string{} // a copy's map is its own: the cache deep-copies what it returns
 	}
-	annotations[AnnotationHash] = hex.EncodeToString(sum[:])
+	annotations[operatorsv1alpha1.AnnotationAppliedHash] = hex.EncodeToString(sum[:])
 	obj.SetAnnotations(annotations)
 }
 

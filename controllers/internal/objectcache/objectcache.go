@@ -1,4 +1,7 @@
-package installer
+// Package objectcache is the cache of the metadata of the objects ALM installed, which the Install, Upgrade and GC
+// loops of one manager share: the installer reads an object there before it applies it, and adoption and GC query
+// ownership there, at no read of the API server.
+package objectcache
 
 import (
 	"context"
@@ -19,13 +22,13 @@ var (
 	objectCaches   = map[ctrl.Manager]cache.Cache{}
 )
 
-// Objects returns mgr's cache of the metadata of the objects ALM installed (those labelled with a package,
+// For returns mgr's cache of the metadata of the objects ALM installed (those labelled with a package,
 // operators.alm.dev/app-type), shared by every loop of the manager and started with it. The installer reads an
 // object there before it applies it, and the Upgrade and GC loops query ownership there, so that installing and
 // collecting cost no reads of the API server. It holds metadata only, of ALM's objects only, without managedFields:
 // little memory however many Secrets and ConfigMaps the cluster has. An object the cache does not know yet (it was
 // created a moment ago) or not at all (someone else's) is read from the API server when creating it fails.
-func Objects(mgr ctrl.Manager) (cache.Cache, error) {
+func For(mgr ctrl.Manager) (cache.Cache, error) {
 	objectCachesMu.Lock()
 	defer objectCachesMu.Unlock()
 	if c, ok := objectCaches[mgr]; ok {

@@ -1,4 +1,4 @@
-package installer
+package objectcache
 
 import (
 	"hash/maphash"
@@ -9,6 +9,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 )
 
 const (
@@ -28,12 +30,12 @@ func cached(uid string, annotations map[string]string) *metav1.PartialObjectMeta
 
 func TestHashMovesOutOfTheCachedObjectAndBackOntoItsCopy(t *testing.T) {
 	table := newHashTable()
-	obj := cached("uid-1", map[string]string{AnnotationHash: hashA, "keep": "me"})
+	obj := cached("uid-1", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA, "keep": "me"})
 	table.take(obj)
-	if _, ok := obj.Annotations[AnnotationHash]; ok || obj.Annotations["keep"] != "me" {
+	if _, ok := obj.Annotations[operatorsv1alpha1.AnnotationAppliedHash]; ok || obj.Annotations["keep"] != "me" {
 		t.Fatalf("cached annotations %v, want only keep=me", obj.Annotations)
 	}
-	only := cached("uid-2", map[string]string{AnnotationHash: hashB})
+	only := cached("uid-2", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
 	table.take(only)
 	if only.Annotations != nil {
 		t.Fatalf("an object whose only annotation was the hash keeps the map %v, want nil", only.Annotations)
@@ -45,51 +47,51 @@ func TestHashMovesOutOfTheCachedObjectAndBackOntoItsCopy(t *testing.T) {
 	}{{obj, hashA}, {only, hashB}} {
 		read := tc.obj.DeepCopy() // what a reader of the cache gets
 		table.restore(read)
-		if got := read.Annotations[AnnotationHash]; got != tc.want {
+		if got := read.Annotations[operatorsv1alpha1.AnnotationAppliedHash]; got != tc.want {
 			t.Errorf("%s read from the cache: hash %q, want %q", tc.obj.UID, got, tc.want)
 		}
-		if _, ok := tc.obj.Annotations[AnnotationHash]; ok {
+		if _, ok := tc.obj.Annotations[operatorsv1alpha1.AnnotationAppliedHash]; ok {
 			t.Errorf("restoring a copy changed the cached object %s", tc.obj.UID)
 		}
 	}
 	// A copy that names the UID with a string of its own still finds it.
 	other := cached("uid-1", nil)
 	table.restore(other)
-	if other.Annotations[AnnotationHash] != hashA {
-		t.Errorf("a copy with its own UID string: hash %q, want %q", other.Annotations[AnnotationHash], hashA)
+	if other.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashA {
+		t.Errorf("a copy with its own UID string: hash %q, want %q", other.Annotations[operatorsv1alpha1.AnnotationAppliedHash], hashA)
 	}
 }
 
 func TestHashStaysWhereTheTableCannotHoldIt(t *testing.T) {
 	table := newHashTable()
 	for _, value := range []string{"edited by hand", hashA[:30], strings.ToUpper(hashA)[:31] + "x"} {
-		obj := cached("uid-1", map[string]string{AnnotationHash: value})
+		obj := cached("uid-1", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: value})
 		table.take(obj)
-		if obj.Annotations[AnnotationHash] != value {
+		if obj.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != value {
 			t.Errorf("value %q: annotations %v, want it left in place", value, obj.Annotations)
 		}
 	}
-	noUID := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{AnnotationHash: hashA}}}
+	noUID := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA}}}
 	table.take(noUID)
-	if noUID.Annotations[AnnotationHash] != hashA {
+	if noUID.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashA {
 		t.Errorf("an object without a UID lost its hash: %v", noUID.Annotations)
 	}
 	if n := table.size(); n != 0 {
 		t.Errorf("the table holds %d entries, want 0", n)
 	}
 	// What the API server returns carries its own hash, which restore leaves alone.
-	table.take(cached("uid-9", map[string]string{AnnotationHash: hashA}))
-	live := cached("uid-9", map[string]string{AnnotationHash: hashB})
+	table.take(cached("uid-9", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA}))
+	live := cached("uid-9", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
 	table.restore(live)
-	if live.Annotations[AnnotationHash] != hashB {
+	if live.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashB {
 		t.Errorf("restore replaced the hash of an object read from the API server: %v", live.Annotations)
 	}
 }
 
 func TestHashOfANewerVersionWinsAndOutlivesTheOlder(t *testing.T) {
 	table := newHashTable()
-	table.take(cached("uid-1", map[string]string{AnnotationHash: hashA})) // nothing holds the older version after this
-	newer := cached("uid-1", map[string]string{AnnotationHash: hashB})
+	table.take(cached("uid-1", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA})) // nothing holds the older version after this
+	newer := cached("uid-1", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
 	table.take(newer)
 	if n := table.size(); n != 1 {
 		t.Fatalf("two versions of one object: %d entries, want 1", n)
@@ -98,8 +100,8 @@ func TestHashOfANewerVersionWinsAndOutlivesTheOlder(t *testing.T) {
 	runtime.GC()
 	read := newer.DeepCopy()
 	table.restore(read)
-	if read.Annotations[AnnotationHash] != hashB {
-		t.Fatalf("after the older version was collected: hash %q, want the newer %q", read.Annotations[AnnotationHash], hashB)
+	if read.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashB {
+		t.Fatalf("after the older version was collected: hash %q, want the newer %q", read.Annotations[operatorsv1alpha1.AnnotationAppliedHash], hashB)
 	}
 	runtime.KeepAlive(newer)
 }
@@ -107,9 +109,9 @@ func TestHashOfANewerVersionWinsAndOutlivesTheOlder(t *testing.T) {
 func TestHashIsForgottenWithItsObject(t *testing.T) {
 	table := newHashTable()
 	for i := range 100 {
-		table.take(cached("uid-"+strings.Repeat("x", i), map[string]string{AnnotationHash: hashA}))
+		table.take(cached("uid-"+strings.Repeat("x", i), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA}))
 	}
-	kept := cached("uid-kept", map[string]string{AnnotationHash: hashB})
+	kept := cached("uid-kept", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
 	table.take(kept)
 	deadline := time.Now().Add(10 * time.Second)
 	for table.size() > 1 && time.Now().Before(deadline) {
@@ -121,7 +123,7 @@ func TestHashIsForgottenWithItsObject(t *testing.T) {
 	}
 	read := kept.DeepCopy()
 	table.restore(read)
-	if read.Annotations[AnnotationHash] != hashB {
+	if read.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashB {
 		t.Errorf("the object still cached lost its hash: %v", read.Annotations)
 	}
 	runtime.KeepAlive(kept)
