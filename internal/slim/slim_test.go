@@ -72,7 +72,7 @@ func TestTransformStripsAndShares(t *testing.T) {
 
 // A string no object holds any more is forgotten: names and UIDs of deleted objects do not pile up.
 func TestInternForgetsUnheld(t *testing.T) {
-	before := shared.size()
+	before := shared.Len()
 	func() {
 		for i := 0; i < 1000; i++ {
 			ov := &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: "gone-" + time.Now().String()}}
@@ -80,11 +80,11 @@ func TestInternForgetsUnheld(t *testing.T) {
 		}
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for shared.size() > before+10 && time.Now().Before(deadline) {
+	for shared.Len() > before+10 && time.Now().Before(deadline) {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := shared.size(); n > before+10 {
+	if n := shared.Len(); n > before+10 {
 		t.Errorf("the table holds %d strings after the objects that held them were collected, want at most %d", n, before+10)
 	}
 }

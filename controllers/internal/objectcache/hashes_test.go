@@ -1,16 +1,16 @@
 package objectcache
 
 import (
-	"hash/maphash"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/internal/weakstring"
 )
 
 const (
@@ -18,9 +18,10 @@ const (
 	hashB = "fedcba9876543210fedcba9876543210"
 )
 
-func newHashTable() *hashTable {
-	return &hashTable{seed: maphash.MakeSeed(), m: map[uint64][]hashEntry{}}
-}
+func newHashTable() *weakstring.Table[[hashSize]byte] { return weakstring.New[[hashSize]byte]() }
+
+// uid is a UID of the shape the API server gives (36 bytes), numbered n.
+func uid(n int) string { return fmt.Sprintf("%08d-1c98-4a2e-b20d-4d01b2a2a5ad", n) }
 
 // cached returns an object as the cache's decoder makes one: its UID a string of its own.
 func cached(uid string, annotations map[string]string) *metav1.PartialObjectMetadata {
@@ -30,13 +31,13 @@ func cached(uid string, annotations map[string]string) *metav1.PartialObjectMeta
 
 func TestHashMovesOutOfTheCachedObjectAndBackOntoItsCopy(t *testing.T) {
 	table := newHashTable()
-	obj := cached("uid-1", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA, "keep": "me"})
-	table.take(obj)
+	obj := cached(uid(1), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA, "keep": "me"})
+	take(table, obj)
 	if _, ok := obj.Annotations[operatorsv1alpha1.AnnotationAppliedHash]; ok || obj.Annotations["keep"] != "me" {
 		t.Fatalf("cached annotations %v, want only keep=me", obj.Annotations)
 	}
-	only := cached("uid-2", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
-	table.take(only)
+	only := cached(uid(2), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
+	take(table, only)
 	if only.Annotations != nil {
 		t.Fatalf("an object whose only annotation was the hash keeps the map %v, want nil", only.Annotations)
 	}
@@ -46,7 +47,7 @@ func TestHashMovesOutOfTheCachedObjectAndBackOntoItsCopy(t *testing.T) {
 		want string
 	}{{obj, hashA}, {only, hashB}} {
 		read := tc.obj.DeepCopy() // what a reader of the cache gets
-		table.restore(read)
+		restore(table, read)
 		if got := read.Annotations[operatorsv1alpha1.AnnotationAppliedHash]; got != tc.want {
 			t.Errorf("%s read from the cache: hash %q, want %q", tc.obj.UID, got, tc.want)
 		}
@@ -55,8 +56,8 @@ func TestHashMovesOutOfTheCachedObjectAndBackOntoItsCopy(t *testing.T) {
 		}
 	}
 	// A copy that names the UID with a string of its own still finds it.
-	other := cached("uid-1", nil)
-	table.restore(other)
+	other := cached(uid(1), nil)
+	restore(table, other)
 	if other.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashA {
 		t.Errorf("a copy with its own UID string: hash %q, want %q", other.Annotations[operatorsv1alpha1.AnnotationAppliedHash], hashA)
 	}
@@ -65,24 +66,24 @@ func TestHashMovesOutOfTheCachedObjectAndBackOntoItsCopy(t *testing.T) {
 func TestHashStaysWhereTheTableCannotHoldIt(t *testing.T) {
 	table := newHashTable()
 	for _, value := range []string{"edited by hand", hashA[:30], strings.ToUpper(hashA)[:31] + "x"} {
-		obj := cached("uid-1", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: value})
-		table.take(obj)
+		obj := cached(uid(1), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: value})
+		take(table, obj)
 		if obj.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != value {
 			t.Errorf("value %q: annotations %v, want it left in place", value, obj.Annotations)
 		}
 	}
 	noUID := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA}}}
-	table.take(noUID)
+	take(table, noUID)
 	if noUID.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashA {
 		t.Errorf("an object without a UID lost its hash: %v", noUID.Annotations)
 	}
-	if n := table.size(); n != 0 {
+	if n := table.Len(); n != 0 {
 		t.Errorf("the table holds %d entries, want 0", n)
 	}
 	// What the API server returns carries its own hash, which restore leaves alone.
-	table.take(cached("uid-9", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA}))
-	live := cached("uid-9", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
-	table.restore(live)
+	take(table, cached(uid(9), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA}))
+	live := cached(uid(9), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
+	restore(table, live)
 	if live.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashB {
 		t.Errorf("restore replaced the hash of an object read from the API server: %v", live.Annotations)
 	}
@@ -90,41 +91,18 @@ func TestHashStaysWhereTheTableCannotHoldIt(t *testing.T) {
 
 func TestHashOfANewerVersionWinsAndOutlivesTheOlder(t *testing.T) {
 	table := newHashTable()
-	table.take(cached("uid-1", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA})) // nothing holds the older version after this
-	newer := cached("uid-1", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
-	table.take(newer)
-	if n := table.size(); n != 1 {
+	take(table, cached(uid(1), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA})) // nothing holds the older version after this
+	newer := cached(uid(1), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
+	take(table, newer)
+	if n := table.Len(); n != 1 {
 		t.Fatalf("two versions of one object: %d entries, want 1", n)
 	}
 	runtime.GC()
 	runtime.GC()
 	read := newer.DeepCopy()
-	table.restore(read)
+	restore(table, read)
 	if read.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashB {
 		t.Fatalf("after the older version was collected: hash %q, want the newer %q", read.Annotations[operatorsv1alpha1.AnnotationAppliedHash], hashB)
 	}
 	runtime.KeepAlive(newer)
-}
-
-func TestHashIsForgottenWithItsObject(t *testing.T) {
-	table := newHashTable()
-	for i := range 100 {
-		table.take(cached("uid-"+strings.Repeat("x", i), map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashA}))
-	}
-	kept := cached("uid-kept", map[string]string{operatorsv1alpha1.AnnotationAppliedHash: hashB})
-	table.take(kept)
-	deadline := time.Now().Add(10 * time.Second)
-	for table.size() > 1 && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond) // cleanups run on their own goroutine
-	}
-	if n := table.size(); n != 1 {
-		t.Fatalf("after 100 of 101 objects were collected the table holds %d entries, want 1", n)
-	}
-	read := kept.DeepCopy()
-	table.restore(read)
-	if read.Annotations[operatorsv1alpha1.AnnotationAppliedHash] != hashB {
-		t.Errorf("the object still cached lost its hash: %v", read.Annotations)
-	}
-	runtime.KeepAlive(kept)
 }
