@@ -15,7 +15,7 @@ import (
 const hashSize = 16
 
 // appliedHashes holds the operatorsv1alpha1.AnnotationAppliedHash of each object in the cache of ALM's objects (For),
-// out of the object: a one-entry annotation map costs a cached object about 350 bytes, an entry here about 100, and
+// out of the object: a one-entry annotation map costs a cached object about 350 bytes, an entry here about 150, and
 // a thousand installs of a seven-object bundle are seven thousand cached objects. The cache's transform moves the
 // value here (take), and the installer puts it back on the copy it reads (RestoreHash), so that it sees the object
 // as stored. An entry is keyed by the object's UID string (which the decoder allocated for that object alone) and
