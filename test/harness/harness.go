@@ -85,6 +85,13 @@ func WithInterceptor(funcs interceptor.Funcs) Option {
 // StartManager starts a manager with the loops that setup registers; it is stopped when the test ends.
 func StartManager(t testing.TB, cp *localkube.Cluster, setup func(ctrl.Manager) error, opts ...Option) *Manager {
 	t.Helper()
+	return StartManagerAs(t, cp.Config, setup, opts...)
+}
+
+// StartManagerAs is StartManager acting with identity cfg (for example ALM's ServiceAccount, so that the manager can
+// do exactly what its RBAC grants).
+func StartManagerAs(t testing.TB, identity *rest.Config, setup func(ctrl.Manager) error, opts ...Option) *Manager {
+	t.Helper()
 	options := ctrl.Options{
 		Scheme: Scheme(),
 		// Not testr: the manager's stop procedure logs after the test has returned, which testing forbids.
@@ -97,7 +104,7 @@ func StartManager(t testing.TB, cp *localkube.Cluster, setup func(ctrl.Manager) 
 	for _, o := range opts {
 		o(&options)
 	}
-	cfg := rest.CopyConfig(cp.Config)
+	cfg := rest.CopyConfig(identity)
 	cfg.QPS, cfg.Burst = 100, 200 // as cmd/alm's defaults; client-go's own (5/10) would throttle the loops
 	mgr, err := ctrl.NewManager(cfg, options)
 	if err != nil {

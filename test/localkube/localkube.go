@@ -1,5 +1,5 @@
 // Package localkube runs a real local Kubernetes cluster without nodes for tests and `make run`: envtest's etcd and
-// kube-apiserver plus a kube-controller-manager that runs only the garbage collector and namespace controllers, so
+// kube-apiserver plus a kube-controller-manager that runs only the garbage collector, namespace and clusterrole-aggregation controllers, so
 // ownerReference garbage collection and namespace deletion behave as in a real cluster. ("Control plane" in this
 // code base means a Konnect control plane; this package is the local Kubernetes API.)
 //
@@ -188,12 +188,13 @@ func Start(opts Options) (_ *Cluster, err error) {
 	return cp, nil
 }
 
-// startControllerManager runs only the garbage collector and namespace controllers. The deployment and replicaset
-// controllers stay off: with no kubelet they would fight the local node runner over Deployment status.
+// startControllerManager runs only the garbage collector, namespace and clusterrole-aggregation controllers (the last
+// so that a ClusterRole's aggregationRule takes effect as on any cluster). The deployment and replicaset controllers
+// stay off: with no kubelet they would fight the local node runner over Deployment status.
 func (cp *Cluster) startControllerManager(opts Options) error {
 	cp.kcm = exec.Command(filepath.Join(opts.BinDir, "kube-controller-manager"),
 		"--kubeconfig="+cp.KubeconfigPath,
-		"--controllers=garbagecollector,namespace",
+		"--controllers=garbagecollector,namespace,clusterrole-aggregation",
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--concurrent-gc-syncs=5",
