@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/image"
@@ -29,6 +28,7 @@ import (
 	"github.com/almproject/alm/controllers/metrics"
 	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/internal/lazylog"
+	"github.com/almproject/alm/internal/metricsendpoint"
 )
 
 func main() {
@@ -42,7 +42,7 @@ func main() {
 const gcPercent = 30
 
 type options struct {
-	metricsAddr             string
+	metrics                 metricsendpoint.Options
 	probeAddr               string
 	pprofAddr               string
 	leaderElect             bool
@@ -80,6 +80,10 @@ func run(args []string) error {
 	if limit, source := setMemoryLimit(); limit > 0 {
 		log.Info("Go memory limit set from the container's memory limit", "goMemLimitBytes", limit, "source", source)
 	}
+	if o.metrics.Open() {
+		log.Info("WARNING: /metrics is served over plain HTTP to anyone who reaches it (--metrics-secure=false): "+
+			"it lists every namespace, package and version ALM manages", "metricsBindAddress", o.metrics.BindAddress)
+	}
 	mgr, err := newManager(o)
 	if err != nil {
 		return err
@@ -115,8 +119,7 @@ Flags:
 func parseFlags(args []string) (*options, *zap.Options, error) {
 	fs := flag.NewFlagSet("alm", flag.ContinueOnError)
 	o := &options{}
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080",
-		"Address the Prometheus metrics endpoint (/metrics) listens on; \"0\" disables it.")
+	o.metrics.BindFlags(fs, "alm-metrics-reader")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
 		"Address the liveness (/healthz) and readiness (/readyz) probes listen on.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "0",
@@ -176,6 +179,9 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 	if o.maxConcurrentReconciles < 1 {
 		return nil, nil, fmt.Errorf("--max-concurrent-reconciles is %d; it must be at least 1 (see --help)", o.maxConcurrentReconciles)
 	}
+	if err := o.metrics.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%w (see --help)", err)
+	}
 	return o, zapOpts, nil
 }
 
@@ -206,7 +212,7 @@ func newManager(o *options) (ctrl.Manager, error) {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                 o.metrics.Server(),
 		HealthProbeBindAddress:  o.probeAddr,
 		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.leaderElect,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -10,6 +11,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
 
 	"github.com/almproject/alm/test/localkube"
 )
@@ -47,9 +54,66 @@ func freePort(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// The manager starts against a real API server, serves its probes and metrics, and stops on SIGTERM.
+// metricsReaderToken returns the token of a ServiceAccount bound to the ClusterRole alm-metrics-reader as
+// config/rbac ships it.
+func metricsReaderToken(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "metrics_reader_role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(data, role); err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(cp.Config)
+	if _, err := cs.RbacV1().ClusterRoles().Create(t.Context(), role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "scraper"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "default", Name: "scraper"}}}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(t.Context(), binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	token, err := cp.ServiceAccountToken(t.Context(), "default", "scraper")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// waitStatus polls url with token (none when empty) until it answers want, for 30s.
+func waitStatus(t *testing.T, url, token string, want int, logs fmt.Stringer) {
+	t.Helper()
+	// ALM's metrics certificate is self-signed.
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		req, _ := http.NewRequest(http.MethodGet, url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := c.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == want {
+				return
+			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not answer %d within 30s (last: %v)\nlogs:\n%s", url, want, err, logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The manager starts against a real API server, serves its probes (plain HTTP) and its metrics (HTTPS, to a token
+// bound to alm-metrics-reader only, as it is configured by default), and stops on SIGTERM.
 func TestManagerServesProbesAndMetrics(t *testing.T) {
 	probe, metrics := freePort(t), freePort(t)
+	token := metricsReaderToken(t)
 	cmd := exec.Command(almBin, "--kubeconfig", cp.KubeconfigPath,
 		"--health-probe-bind-address", probe, "--metrics-bind-address", metrics,
 		"--leader-elect", "--leader-election-namespace", "default")
@@ -63,22 +127,10 @@ func TestManagerServesProbesAndMetrics(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 	})
-	for _, url := range []string{"http://" + probe + "/healthz", "http://" + probe + "/readyz", "http://" + metrics + "/metrics"} {
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			resp, err := http.Get(url)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not answer 200 within 30s (last: %v)\nlogs:\n%s", url, err, logs.String())
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
+	waitStatus(t, "http://"+probe+"/healthz", "", http.StatusOK, &logs)
+	waitStatus(t, "http://"+probe+"/readyz", "", http.StatusOK, &logs)
+	waitStatus(t, "https://"+metrics+"/metrics", token, http.StatusOK, &logs)
+	waitStatus(t, "https://"+metrics+"/metrics", "", http.StatusUnauthorized, &logs)
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +152,7 @@ func TestHelpExplainsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("alm --help: %v\n%s", err, out)
 	}
-	for _, flag := range []string{"--loops", "--leader-elect", "--health-probe-bind-address", "--metrics-bind-address", "--kubeconfig", "--zap-log-level"} {
+	for _, flag := range []string{"--loops", "--leader-elect", "--health-probe-bind-address", "--metrics-bind-address", "--metrics-secure", "--metrics-cert-dir", "--kubeconfig", "--zap-log-level"} {
 		name := strings.TrimPrefix(flag, "-")
 		if !strings.Contains(string(out), name) {
 			t.Errorf("--help does not explain %s:\n%s", flag, out)

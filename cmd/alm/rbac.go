@@ -54,6 +54,11 @@ package main
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 //
+// Metrics (--metrics-secure, the default; internal/metricsendpoint): /metrics answers only a caller the API server
+// authenticates and authorizes for get on the non-resource URL /metrics (ClusterRole alm-metrics-reader), so ALM
+// asks it with a TokenReview of the caller's bearer token and a SubjectAccessReview (granted above).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+//
 // Pods: when an installing version's Deployment is not available, install and upgrade read its pods (get, list;
 // never cached, no watch) to say why at once in the Ready condition: an image that cannot be pulled, a crash with
 // its exit code and last log lines, a pod no node can run.

@@ -1,17 +1,22 @@
 // Package prometheus_test checks that config/prometheus scrapes what the components expose: the ServiceMonitor
-// selects the metrics Service, which selects ALM's pods and their metrics port, and the PodMonitor selects the
-// Konnect operator's pods and port as its bundles declare them. The alerts are tested against the real metrics in
+// selects the metrics Service, which selects ALM's pods and their metrics port, and scrapes it as ALM serves it
+// (HTTPS, with a token the shipped binding lets read /metrics); the PodMonitor selects the Konnect operator's pods and
+// port as its bundles declare them. The alerts are tested against the real metrics in
 // test/integration (TestAlerts) and controllers/konnect (TestAlertErrorRate).
 package prometheus_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
@@ -103,4 +108,68 @@ func TestMonitorsSelectTheMetricsEndpoints(t *testing.T) {
 		}
 		containerPort(t, d.Template.Spec, pmEndpoints[0].(map[string]any)["port"].(string))
 	}
+}
+
+// kustomizationLists fails unless dir's kustomization.yaml lists file among its resources.
+func kustomizationLists(t *testing.T, dir, file string) {
+	t.Helper()
+	var k struct{ Resources []string }
+	data, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(k.Resources, file) {
+		t.Errorf("%s/kustomization.yaml does not list %s (resources: %v)", dir, file, k.Resources)
+	}
+}
+
+// ALM's metrics are scraped as ALM serves them: HTTPS on the port its --metrics-bind-address names (never
+// --metrics-secure=false), with the scraper's ServiceAccount token, which the shipped binding lets read /metrics.
+func TestALMMetricsAreScrapedOverHTTPSWithAToken(t *testing.T) {
+	deploy := one[appsv1.Deployment](t, filepath.Join("..", "manager", "manager.yaml"), "Deployment")
+	c := deploy.Spec.Template.Spec.Containers[0]
+	var port int32
+	for _, p := range c.Ports {
+		if p.Name == "metrics" {
+			port = p.ContainerPort
+		}
+	}
+	if want := fmt.Sprintf("--metrics-bind-address=:%d", port); !slices.Contains(c.Args, want) {
+		t.Errorf("container %s args %v: want %s, the container port named metrics", c.Name, c.Args, want)
+	}
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--metrics-secure") {
+			t.Errorf("container %s passes %s: ALM's metrics must stay HTTPS with authentication (the default)", c.Name, a)
+		}
+	}
+
+	sm := one[unstructured.Unstructured](t, "servicemonitor.yaml", "ServiceMonitor")
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	for i, e := range endpoints {
+		ep := e.(map[string]any)
+		if ep["scheme"] != "https" {
+			t.Errorf("ServiceMonitor endpoints[%d].scheme is %v: ALM serves /metrics over HTTPS only", i, ep["scheme"])
+		}
+		if ep["bearerTokenFile"] == nil && ep["authorization"] == nil {
+			t.Errorf("ServiceMonitor endpoints[%d] sends no token (bearerTokenFile or authorization): ALM answers 401", i)
+		}
+		if ep["tlsConfig"] == nil {
+			t.Errorf("ServiceMonitor endpoints[%d] has no tlsConfig: Prometheus cannot verify ALM's self-signed certificate", i)
+		}
+	}
+
+	binding := one[rbacv1.ClusterRoleBinding](t, "metrics_reader_binding.yaml", "ClusterRoleBinding")
+	role := one[rbacv1.ClusterRole](t, filepath.Join("..", "rbac", "metrics_reader_role.yaml"), "ClusterRole")
+	if binding.RoleRef.Kind != "ClusterRole" || binding.RoleRef.Name != role.Name || len(binding.Subjects) == 0 {
+		t.Errorf("ClusterRoleBinding %s binds %v to %s %s: want a ServiceAccount bound to ClusterRole %s", binding.Name, binding.Subjects, binding.RoleRef.Kind, binding.RoleRef.Name, role.Name)
+	}
+	want := []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}
+	if role.Name != "alm-metrics-reader" || !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("ClusterRole %s grants %+v: want alm-metrics-reader granting exactly %+v", role.Name, role.Rules, want)
+	}
+	kustomizationLists(t, filepath.Join("..", "rbac"), "metrics_reader_role.yaml")
+	kustomizationLists(t, ".", "metrics_reader_binding.yaml")
 }
