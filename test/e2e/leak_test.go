@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,11 +21,34 @@ import (
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/test/localenv"
+	"github.com/almproject/alm/test/metricstest"
 )
 
-// metricsPort is the containerPort both ALM's and the Konnect operator's Deployments declare for /metrics; the node
-// runner maps it to a loopback host port (PodInfo.Ports).
-const metricsPort = 8080
+// konnectMetricsPort is the containerPort the Konnect operator's Deployment declares for /metrics (plain HTTP, open);
+// ALM's is localenv.ALMMetricsPort (HTTPS, with a token). The node runner maps each to a loopback host port
+// (PodInfo.Ports).
+const konnectMetricsPort = 8080
+
+// metricsEndpoint returns the URL of the /metrics of a Deployment's running pod and the token to read it with: ALM's
+// over HTTPS with the token of the ServiceAccount config/prometheus binds to alm-metrics-reader, as Prometheus reads
+// it; the Konnect operator's over plain HTTP with none.
+func metricsEndpoint(t *testing.T, ctx context.Context, env *localenv.Env, namespace, deployment string) (url, token string) {
+	t.Helper()
+	_, ports := runningPod(t, env, namespace, deployment)
+	port, scheme := int32(konnectMetricsPort), "http"
+	if namespace == localenv.ALMNamespace && deployment == localenv.ALMDeployment {
+		var err error
+		if token, err = env.MetricsToken(ctx); err != nil {
+			t.Fatalf("a token to read ALM's metrics: %v", err)
+		}
+		port, scheme = localenv.ALMMetricsPort, "https"
+	}
+	host, ok := ports[port]
+	if !ok {
+		t.Fatalf("the pod of %s/%s maps no host port for containerPort %d: %v", namespace, deployment, port, ports)
+	}
+	return fmt.Sprintf("%s://127.0.0.1:%d/metrics", scheme, host), token
+}
 
 // secrets are the values that must never be seen outside a Secret or a token file, by what they are.
 type secrets map[string]string
@@ -53,6 +75,9 @@ func storySecrets(t *testing.T, env *localenv.Env) secrets {
 	}
 	s["ALM's ServiceAccount token"] = podToken(t, env, localenv.ALMNamespace, localenv.ALMDeployment)
 	s["the Konnect operator's ServiceAccount token"] = podToken(t, env, ns, localenv.Package)
+	token, err := env.MetricsToken(t.Context())
+	must(t, err)
+	s["the token ALM's metrics are scraped with"] = token
 	for what, v := range s {
 		if len(v) < 16 {
 			t.Fatalf("%s is %d characters: too short to grep for without false matches", what, len(v))
@@ -87,12 +112,7 @@ func podToken(t *testing.T, env *localenv.Env, namespace, deployment string) str
 // of controller-runtime's reconcile metrics, so that a leak check over it cannot pass on an empty page.
 func scrapeMetrics(t *testing.T, ctx context.Context, env *localenv.Env, namespace, deployment string) string {
 	t.Helper()
-	_, ports := runningPod(t, env, namespace, deployment)
-	port, ok := ports[metricsPort]
-	if !ok {
-		t.Fatalf("the pod of %s/%s maps no host port for containerPort %d: %v", namespace, deployment, metricsPort, ports)
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	url, token := metricsEndpoint(t, ctx, env, namespace, deployment)
 	// A process that has just started (e.g. the operator after an upgrade, waiting for the leader Lease the replaced
 	// process released) has no reconcile counted yet: wait until it has, which then holds.
 	var body string
@@ -100,7 +120,7 @@ func scrapeMetrics(t *testing.T, ctx context.Context, env *localenv.Env, namespa
 	err := localenv.Poll(ctx, 30*time.Second, func() error {
 		var status int
 		var err error
-		body, status, err = get(ctx, url)
+		body, status, err = get(ctx, url, token)
 		if err != nil {
 			return err
 		}
@@ -122,21 +142,12 @@ func scrapeMetrics(t *testing.T, ctx context.Context, env *localenv.Env, namespa
 	return body
 }
 
-// get reads url, within 10s.
-func get(ctx context.Context, url string) (string, int, error) {
+// get reads url with token (none when empty), within 10s.
+func get(ctx context.Context, url, token string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", 0, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return string(body), resp.StatusCode, err
+	status, body, err := metricstest.Get(ctx, url, token)
+	return body, status, err
 }
 
 // assertNoSecretLeaked looks for every secret value in the texts given (metrics scraped earlier), every process

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,8 +16,8 @@ import (
 	"github.com/almproject/alm/test/metricstest"
 )
 
-// The figures a user graphs, scraped over HTTP from ALM's and the Konnect operator's /metrics during the story, as
-// Prometheus would scrape them.
+// The figures a user graphs, scraped from ALM's /metrics (HTTPS, with the token of a ServiceAccount bound to
+// alm-metrics-reader) and the Konnect operator's (plain HTTP) during the story, as Prometheus would scrape them.
 
 // waitMetrics scrapes the running pod of namespace/deployment until check accepts what it serves (a figure settles
 // within a few scrapes: ALM counts after its status write, the cache catches up).
@@ -24,8 +25,8 @@ func waitMetrics(t *testing.T, ctx context.Context, env *localenv.Env, namespace
 	t.Helper()
 	var fams metricstest.Families
 	must(t, localenv.Poll(ctx, 30*time.Second, func() error {
-		_, ports := runningPod(t, env, namespace, deployment)
-		f, err := metricstest.Scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[metricsPort]))
+		url, token := metricsEndpoint(t, ctx, env, namespace, deployment)
+		f, err := metricstest.ScrapeAs(ctx, url, token)
 		if err != nil {
 			return err
 		}
@@ -45,9 +46,13 @@ func all(errs ...error) error {
 }
 
 // assertALMInstallMetrics: after the first install, ALM reports the version Succeeded, one install, and its catalog
-// Ready with the bundle it serves.
+// Ready with the bundle it serves — to the token bound to alm-metrics-reader, and to nobody without a token.
 func assertALMInstallMetrics(t *testing.T, ctx context.Context, env *localenv.Env, ov *operatorsv1alpha1.OperatorVersion) {
 	t.Helper()
+	url, _ := metricsEndpoint(t, ctx, env, localenv.ALMNamespace, localenv.ALMDeployment)
+	if body, status, err := get(ctx, url, ""); err != nil || status != http.StatusUnauthorized {
+		t.Errorf("GET %s without a token: HTTP %d, %v, want 401 (ALM's metrics are for alm-metrics-reader): %.200s", url, status, err, body)
+	}
 	cat := map[string]string{"namespace": localenv.ALMNamespace, "name": localenv.CatalogName}
 	waitMetrics(t, ctx, env, localenv.ALMNamespace, localenv.ALMDeployment, func(f metricstest.Families) error {
 		return all(

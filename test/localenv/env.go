@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -74,6 +75,10 @@ type Env struct {
 	KonnectURL, KonnectToken string
 
 	logFile *os.File
+
+	metricsMu      sync.Mutex
+	metricsToken   string
+	metricsTokenAt time.Time
 }
 
 // Start brings the environment up and returns once ALM is Available. On error, everything started is stopped.

@@ -271,8 +271,11 @@ func (r *run) startALM(bin, kubeconfig string) error {
 	if err != nil {
 		return err
 	}
+	// Plain HTTP on a loopback port (--metrics-secure=false, which ALM warns about): the run reads ALM's metrics every
+	// second or so, and HTTPS with a TokenReview and SubjectAccessReview per new connection would add ALM CPU and API
+	// requests the figures would count as the installs'.
 	args := append([]string{"--kubeconfig=" + kubeconfig, "--namespace=" + almNamespace,
-		"--metrics-bind-address=" + port, "--health-probe-bind-address=0"}, append(profiling, r.o.ALMArgs...)...)
+		"--metrics-bind-address=" + port, "--metrics-secure=false", "--health-probe-bind-address=0"}, append(profiling, r.o.ALMArgs...)...)
 	if r.o.Upgrade {
 		// The catalog is a directory, polled: read it every 2s so that the publish is seen at once, as a ConfigMap
 		// catalog's (watched) would be, and the upgrade's time is ALM's, not the poll's.

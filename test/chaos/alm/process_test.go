@@ -3,6 +3,7 @@ package alm_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,17 +17,22 @@ import (
 	"time"
 
 	"github.com/almproject/alm/test/localenv"
+	"github.com/almproject/alm/test/metricstest"
 	"github.com/almproject/alm/test/noderunner"
 )
 
 // auditPolicy records ALM's writes, and nothing else, at the end of each request. Lease renewals (every 2s under
-// --leader-elect) are left out: a write counts when ALM acts on an install or upgrade.
+// --leader-elect) are left out: a write counts when ALM acts on an install or upgrade. So are the TokenReviews and
+// SubjectAccessReviews ALM creates to check who scrapes its /metrics (and before an install): they are questions
+// to the API server, not writes.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted"]
 rules:
 - level: None
   resources: [{group: coordination.k8s.io, resources: [leases]}]
+- level: None
+  resources: [{group: authentication.k8s.io, resources: [tokenreviews]}, {group: authorization.k8s.io, resources: [subjectaccessreviews]}]
 - level: Metadata
   users: ["` + almUser + `"]
   verbs: [create, update, patch, delete, deletecollection]
@@ -118,22 +124,30 @@ func (a *almPod) logPath() string {
 }
 
 // leading says whether the running ALM holds its leader election Lease (its metrics, on the port the node runner
-// mapped its metrics port to).
+// mapped its metrics port to, read as Prometheus reads them: HTTPS, with a token bound to alm-metrics-reader).
 func (a *almPod) leading() (bool, error) {
 	p, c, err := a.container()
 	if err != nil || c.PID == 0 {
 		return false, err
 	}
-	port, ok := p.Ports[8080]
+	port, ok := p.Ports[localenv.ALMMetricsPort]
 	if !ok {
 		return false, errors.New("ALM's pod has no metrics port")
 	}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	token, err := env.MetricsToken(context.Background())
 	if err != nil {
 		return false, err
 	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	status, body, err := metricstest.Get(ctx, localenv.ALMMetricsURL(port), token)
+	if err != nil {
+		return false, err
+	}
+	if status != http.StatusOK {
+		return false, fmt.Errorf("ALM's metrics: HTTP %d: %.200s", status, body)
+	}
+	sc := bufio.NewScanner(strings.NewReader(body))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		if line := sc.Text(); strings.HasPrefix(line, "leader_election_master_status{") {
