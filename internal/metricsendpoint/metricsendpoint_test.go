@@ -1,12 +1,21 @@
 package metricsendpoint
 
 import (
+	"bytes"
+	"context"
 	"crypto/tls"
+	"encoding/pem"
 	"flag"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 func TestFlagDefaultsServeHTTPSWithAuthentication(t *testing.T) {
@@ -78,5 +87,48 @@ func TestValidate(t *testing.T) {
 				t.Errorf("server options %s/%s,%s: want %s/%s,%s", s.CertDir, s.CertName, s.KeyName, full, CertName, KeyName)
 			}
 		})
+	}
+}
+
+// With --metrics-cert-dir, the endpoint presents that certificate (e.g. cert-manager's), not a self-signed one.
+func TestCertDirIsServed(t *testing.T) {
+	dir := t.TempDir()
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("alm-manager-metrics.alm-system.svc", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{CertName: certPEM, KeyName: keyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{BindAddress: "127.0.0.1:0", Secure: true, CertDir: dir}
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// The filter asks the API server only when a request comes; the handshake needs none.
+	srv, err := metricsserver.NewServer(o.Server(), &rest.Config{Host: "https://127.0.0.1:1"}, http.DefaultClient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		addr = srv.(interface{ GetBindAddr() string }).GetBindAddr()
+	}
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	block, _ := pem.Decode(certPEM)
+	if got := conn.ConnectionState().PeerCertificates; len(got) == 0 || !bytes.Equal(got[0].Raw, block.Bytes) {
+		t.Errorf("the endpoint presents %d certificates, not the one in --metrics-cert-dir", len(got))
+	}
+	if proto := conn.ConnectionState().NegotiatedProtocol; proto == "h2" {
+		t.Errorf("negotiated %s: want HTTP/1.1 only", proto)
 	}
 }
