@@ -45,10 +45,13 @@ func waitPolicyEnforced(t *testing.T) {
 	probe := ovByHand(t, almNamespace, "admission-probe", "probe", nil)
 	harness.Eventually(t, 30*time.Second, func() error {
 		err := admin.Create(t.Context(), probe.DeepCopy(), client.DryRunAll)
-		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "alm-operatorversions") {
+		switch {
+		case err == nil:
+			return fmt.Errorf("a dry-run create of OperatorVersion %s/%s by the cluster admin was allowed; want it refused by ValidatingAdmissionPolicy alm-operatorversions", almNamespace, probe.Name)
+		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "alm-operatorversions"):
 			return nil
 		}
-		return fmt.Errorf("a dry-run create of OperatorVersion %s/%s by the cluster admin: %v; want it refused by ValidatingAdmissionPolicy alm-operatorversions", almNamespace, probe.Name, err)
+		return fmt.Errorf("a dry-run create of OperatorVersion %s/%s by the cluster admin: %w; want it refused by ValidatingAdmissionPolicy alm-operatorversions", almNamespace, probe.Name, err)
 	})
 }
 
@@ -296,4 +299,38 @@ func waitAllowed(t *testing.T, c client.Client, ns, verb, resource string) {
 		}
 		return nil
 	})
+}
+
+// The policy compares whole specs: a cluster admin's (or the garbage collector's) metadata write on a large version
+// that ALM wrote must not be refused by the CEL cost budget. 300 objects of 3 KiB each, about as large as an
+// OperatorVersion can be stored.
+func TestPolicyAllowsMetadataWritesOnLargeVersions(t *testing.T) {
+	applyConfig(t)
+	waitPolicyEnforced(t)
+	admin := harness.Client(t, cp)
+	identity, err := cp.ServiceAccountConfig(t.Context(), almNamespace, almServiceAccount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alm, err := client.New(identity, client.Options{Scheme: harness.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := harness.Namespace(t, admin, "large")
+	d := harness.Demo{Namespace: ns, Name: "large.v1.0.0", Version: "1.0.0", Package: "large", Namespaced: true}
+	for i := range 300 {
+		d.ExtraObjects = append(d.ExtraObjects, map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("large-%d", i)}, "data": map[string]any{"k": strings.Repeat("x", 3<<10)}})
+	}
+	ov := d.OperatorVersion()
+	if err := alm.Create(t.Context(), ov); err != nil {
+		t.Fatalf("ALM creating a large OperatorVersion: %v", err)
+	}
+	if err := mergePatch(t, admin, ov, map[string]any{"metadata": map[string]any{"labels": map[string]any{"team": "a"}}}); err != nil {
+		t.Errorf("a cluster admin labelling a large OperatorVersion: %v; want it allowed", err)
+	}
+	if err := mergePatch(t, admin, ov, map[string]any{"spec": map[string]any{"displayName": "changed"}}); !apierrors.IsForbidden(err) ||
+		!strings.Contains(err.Error(), "may not change the spec of OperatorVersion "+ns+"/large.v1.0.0") {
+		t.Errorf("a cluster admin changing the spec of a large OperatorVersion: %v; want it refused by the policy's rule", err)
+	}
 }

@@ -139,7 +139,12 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 			WebhookDefinitions: d.Webhooks,
 		},
 	}
-	// Recorded as the catalog loops record it: the loops apply no content without a digest to verify it against.
+	return recordDigest(ov)
+}
+
+// recordDigest sets ov's spec.bundle to the digest of its content in spec, as the catalog loops record it: the
+// lifecycle loops apply no content without a digest to verify it against.
+func recordDigest(ov *operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.OperatorVersion {
 	digest, err := bundle.ContentDigest(&ov.Spec)
 	if err != nil {
 		panic(err)
