@@ -87,8 +87,12 @@ func Rules(versions []operatorsv1alpha1.OperatorVersion, labelled []apiextension
 // groupResource is a CRD's group and plural.
 type groupResource struct{ group, plural string }
 
-// shippedBy lists the CRDs in ov's spec.objects.
+// shippedBy lists the CRDs in ov's spec.objects; none for a version without spec.bundle, whose content the
+// lifecycle loops never apply (bundlecontent.Unrecorded): a version written by hand does not widen ALM's access.
 func shippedBy(ov *operatorsv1alpha1.OperatorVersion) []groupResource {
+	if ov.Spec.Bundle == nil {
+		return nil
+	}
 	var out []groupResource
 	for _, raw := range ov.Spec.Objects {
 		var crd struct {

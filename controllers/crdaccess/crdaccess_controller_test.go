@@ -12,8 +12,10 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 )
 
+// version is an OperatorVersion shipping objects, with spec.bundle as ALM records it (the digest is not checked here).
 func version(objects ...map[string]any) operatorsv1alpha1.OperatorVersion {
 	var ov operatorsv1alpha1.OperatorVersion
+	ov.Spec.Bundle = &operatorsv1alpha1.BundleReference{Digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
 	for _, o := range objects {
 		data, err := json.Marshal(o)
 		if err != nil {
@@ -21,6 +23,12 @@ func version(objects ...map[string]any) operatorsv1alpha1.OperatorVersion {
 		}
 		ov.Spec.Objects = append(ov.Spec.Objects, runtime.RawExtension{Raw: data})
 	}
+	return ov
+}
+
+func unrecorded(objects ...map[string]any) operatorsv1alpha1.OperatorVersion {
+	ov := version(objects...)
+	ov.Spec.Bundle = nil
 	return ov
 }
 
@@ -38,6 +46,8 @@ func TestRules(t *testing.T) {
 		version(crd("b.example.com", "widgets"), crd("b.example.com", "bolts")),
 		// A CRD in a group Kubernetes serves is refused by the installer and must not widen ALM's access.
 		version(crd("rbac.authorization.k8s.io", "roles"), crd("", "secrets")),
+		// A version without spec.bundle (written by hand) is never installed and must not widen ALM's access.
+		unrecorded(crd("d.example.com", "spies")),
 	}, []apiextensionsv1.CustomResourceDefinition{{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 		// A CRD the requirements loop created for a version that does not exist yet.
 		Group: "c.example.com", Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "nuts"},

@@ -266,6 +266,25 @@ func TestEmbeddedContentIsVerified(t *testing.T) {
 	assertNothingApplied(t, ns, edited.Name)
 }
 
+// A version without spec.bundle (written by hand: a cluster admin, or a tenant where no admission policy stops
+// it) has no digest to verify its content against: nothing of it is applied, and the status says why and what to do.
+func TestVersionWithoutDigestIsNotInstalled(t *testing.T) {
+	setupWithBundles(t)
+	ns := harness.Namespace(t, c, "verify-nodigest")
+	ov := harness.Demo{Namespace: ns, Name: "byhand.v1.0.0", Version: "1.0.0", Package: ns + "-byhand"}.OperatorVersion()
+	ov.Spec.Bundle = nil
+	if err := c.Create(t.Context(), ov); err != nil {
+		t.Fatal(err)
+	}
+	got := harness.WaitPhase(t, c, ns, ov.Name, operatorsv1alpha1.PhaseFailed, 30*time.Second)
+	if got.Status.Reason != operatorsv1alpha1.ReasonNoBundleDigest || !strings.Contains(got.Status.Message, "has no spec.bundle") ||
+		!strings.Contains(got.Status.Message, "Declare an AppType") {
+		t.Errorf("Failed %s: %q; want NoBundleDigest naming spec.bundle and the AppType to declare instead", got.Status.Reason, got.Status.Message)
+	}
+	waitBundleVerified(t, ns, ov.Name, metav1.ConditionFalse, operatorsv1alpha1.ReasonNoBundleDigest)
+	assertNothingApplied(t, ns, ov.Name)
+}
+
 // awkwardCRD is a CRD whose schema has numbers written in several ways, a null member and empty members.
 func awkwardCRD(pkg string) map[string]any {
 	crd := harness.CRD(pkg+".example.com", "Gadget", "gadgets")

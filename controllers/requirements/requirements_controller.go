@@ -199,8 +199,12 @@ func (r *Reconciler) crd(ctx context.Context, ix *index.Index, gvk schema.GroupV
 }
 
 // Pending says whether ov is still waiting for its requirements (required CRDs, required packages) (or failed waiting: a catalog may still provide
-// them, and the install then proceeds).
+// them, and the install then proceeds). A version without spec.bundle never is: the lifecycle loops apply nothing
+// of it (bundlecontent.Unrecorded), so nothing is created for it either.
 func Pending(ov *operatorsv1alpha1.OperatorVersion) bool {
+	if ov.Spec.Bundle == nil {
+		return false
+	}
 	waiting := ov.Status.Phase == "" || ov.Status.Phase == operatorsv1alpha1.PhasePending ||
 		ov.Status.Phase == operatorsv1alpha1.PhaseFailed && ov.Status.Reason == operatorsv1alpha1.ReasonRequirementMissing
 	requires := len(ov.Spec.CustomResourceDefinitions.Required) > 0 || len(ov.Spec.RequiredPackages) > 0

@@ -20,8 +20,11 @@ func TestPending(t *testing.T) {
 	withReq := func(phase operatorsv1alpha1.OperatorVersionPhase, reason string) *operatorsv1alpha1.OperatorVersion {
 		ov := &operatorsv1alpha1.OperatorVersion{Status: operatorsv1alpha1.OperatorVersionStatus{Phase: phase, Reason: reason}}
 		ov.Spec.CustomResourceDefinitions.Required = []opv1alpha1.CRDDescription{{Name: "widgets.example.com", Version: "v1", Kind: "Widget"}}
+		ov.Spec.Bundle = &operatorsv1alpha1.BundleReference{Digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
 		return ov
 	}
+	unrecorded := withReq("", "")
+	unrecorded.Spec.Bundle = nil
 	cases := []struct {
 		name string
 		ov   *operatorsv1alpha1.OperatorVersion
@@ -33,6 +36,8 @@ func TestPending(t *testing.T) {
 		{"Failed for another reason", withReq(operatorsv1alpha1.PhaseFailed, operatorsv1alpha1.ReasonInstallTimeout), false},
 		{"Installing", withReq(operatorsv1alpha1.PhaseInstalling, ""), false},
 		{"no requirements", &operatorsv1alpha1.OperatorVersion{}, false},
+		// Written by hand: nothing of it is installed, so nothing is created for it.
+		{"no spec.bundle", unrecorded, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

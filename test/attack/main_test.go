@@ -35,7 +35,7 @@ const (
 )
 
 // configDirs are the directories of config/ a cluster admin applies besides the CRDs (kubectl apply -k each).
-var configDirs = []string{"rbac"}
+var configDirs = []string{"rbac", "admission"}
 
 func TestMain(m *testing.M) {
 	os.Exit(localkube.RunTests(m, localkube.Options{

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/catalog/bundle"
 )
 
 // Demo describes a small operator version like the ones real bundles carry: one Deployment running as a
@@ -60,7 +61,8 @@ func (d Demo) crdGroup() string {
 	return d.Package + ".example.com"
 }
 
-// OperatorVersion builds the OperatorVersion d describes.
+// OperatorVersion builds the OperatorVersion d describes, with spec.bundle recording the digest of its content (a
+// test that edits the content afterwards calls WithContentDigest again).
 func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 	if d.Package == "" {
 		d.Package = "demo"
@@ -113,7 +115,7 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 	for _, name := range d.RequiredCRDs {
 		required = append(required, opv1alpha1.CRDDescription{Name: name, Version: "v1", Kind: "Widget"})
 	}
-	return &operatorsv1alpha1.OperatorVersion{
+	ov := &operatorsv1alpha1.OperatorVersion{
 		ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name},
 		Spec: operatorsv1alpha1.OperatorVersionSpec{
 			PackageName: d.Package,
@@ -137,6 +139,18 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 			WebhookDefinitions: d.Webhooks,
 		},
 	}
+	return recordDigest(ov)
+}
+
+// recordDigest sets ov's spec.bundle to the digest of its content in spec, as the catalog loops record it: the
+// lifecycle loops apply no content without a digest to verify it against.
+func recordDigest(ov *operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.OperatorVersion {
+	digest, err := bundle.ContentDigest(&ov.Spec)
+	if err != nil {
+		panic(err)
+	}
+	ov.Spec.Bundle = &operatorsv1alpha1.BundleReference{Digest: digest}
+	return ov
 }
 
 // CRD is a namespaced CRD manifest <plural>.<group> with the given versions (the first is the storage version),

@@ -113,6 +113,10 @@ const (
 	// ReasonDigestMismatch: content did not match the digest it was resolved or referenced by (a tag moved, a
 	// catalog or ConfigMap changed between resolution and install, a registry served other bytes).
 	ReasonDigestMismatch = "DigestMismatch"
+	// ReasonNoBundleDigest: the OperatorVersion has no spec.bundle, so there is no digest to verify its content
+	// against; nothing is applied. ALM records spec.bundle on every version it creates; a version without one was
+	// written by someone else (or by an ALM that predates bundle digests) and a newer version has to replace it.
+	ReasonNoBundleDigest = "NoBundleDigest"
 	// ReasonBundleVerified: the bundle content matches spec.bundle.digest.
 	ReasonBundleVerified = "BundleVerified"
 	// ReasonBundleUnavailable: the bundle image could not be pulled yet; the version stays Pending and nothing is

@@ -78,6 +78,11 @@ type RequiredPackage struct {
 // OperatorVersionSpec is one version of one operator, as its bundle's ClusterServiceVersion describes it.
 // +kubebuilder:validation:XValidation:rule="has(self.install) || (has(self.bundle) && has(self.bundle.image))",message="install is required unless bundle.image names the bundle image to read it from"
 // +kubebuilder:validation:XValidation:rule="has(self.serviceAccountName) == has(oldSelf.serviceAccountName) && (!has(self.serviceAccountName) || self.serviceAccountName == oldSelf.serviceAccountName)",message="serviceAccountName is immutable; a new identity is a new OperatorVersion"
+// The rules on optional fields sit here, on spec, and not on the fields: CEL does not evaluate a field's own rule
+// when the field is removed, so a rule there would let an update drop the field.
+// +kubebuilder:validation:XValidation:rule="has(self.bundle) == has(oldSelf.bundle) && (!has(self.bundle) || self.bundle == oldSelf.bundle)",message="bundle is immutable: it can be neither added, removed nor changed, since the install and upgrade loops apply only content that matches it; a new bundle is a new OperatorVersion",fieldPath=".bundle"
+// +kubebuilder:validation:XValidation:rule="has(self.source) == has(oldSelf.source) && (!has(self.source) || self.source == oldSelf.source)",message="source is immutable: it names the CatalogSource whose pull options fetch the bundle; a new source is a new OperatorVersion",fieldPath=".source"
+// +kubebuilder:validation:XValidation:rule="has(self.rollbackFrom) == has(oldSelf.rollbackFrom) && (!has(self.rollbackFrom) || self.rollbackFrom == oldSelf.rollbackFrom)",message="rollbackFrom is immutable: it can be neither added, removed nor changed",fieldPath=".rollbackFrom"
 type OperatorVersionSpec struct {
 	// packageName is the package (AppType) this version belongs to.
 	// +required
@@ -117,9 +122,9 @@ type OperatorVersionSpec struct {
 	Source *CatalogReference `json:"source,omitempty"`
 
 	// bundle identifies the exact bundle content this version was resolved from. The install and upgrade loops apply
-	// only content whose digest matches; a mismatch fails the version and names both digests.
+	// only content whose digest matches; a mismatch fails the version and names both digests, and so does a version
+	// without bundle. Immutable (see the rules on spec): it can be neither added, removed nor changed.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="bundle is immutable; a new bundle is a new OperatorVersion"
 	Bundle *BundleReference `json:"bundle,omitempty"`
 
 	// serviceAccountName is the ServiceAccount in this namespace that ALM installs and upgrades this version as
@@ -160,7 +165,6 @@ type OperatorVersionSpec struct {
 	// objects over from that version as an upgrade does, and stands in for it in the upgrade graph, so that a
 	// version that replaces the rolled back one replaces this one.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="rollbackFrom is immutable"
 	RollbackFrom *RollbackSource `json:"rollbackFrom,omitempty"`
 
 	// install is the install strategy, as in a ClusterServiceVersion: {strategy: deployment, spec: {deployments,

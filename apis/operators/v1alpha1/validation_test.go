@@ -60,6 +60,8 @@ spec:
   version: 0.9.4
   bundle: {digest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
   replaces: etcdoperator.v0.9.2
+  source: {name: catalog, namespace: default}
+  rollbackFrom: {name: etcdoperator.v0.9.6, version: 0.9.6}
   install:
     strategy: deployment
     spec: {deployments: []}
@@ -153,20 +155,28 @@ func TestInvalidObjectsAreRejected(t *testing.T) {
 	}
 }
 
-// Fields that identify what was installed cannot change after creation.
+// Fields that identify what was installed cannot change after creation, and the optional ones can be neither added
+// nor removed.
 func TestImmutableFields(t *testing.T) {
 	c := newClient(t)
+	withoutBundle := strings.Replace(validOperatorVersion, "  bundle: {digest:", "  # bundle: {digest:", 1)
 	cases := []struct {
 		name     string
 		manifest string
 		path     []string
-		value    any
+		value    any // nil: the field is removed
 		want     string
 	}{
 		{"AppType package", validAppType, []string{"spec", "package"}, "prometheus", "package is immutable"},
 		{"OperatorVersion version", validOperatorVersion, []string{"spec", "version"}, "0.9.5", "version is immutable"},
 		{"OperatorVersion packageName", validOperatorVersion, []string{"spec", "packageName"}, "other", "packageName is immutable"},
 		{"OperatorVersion bundle digest", validOperatorVersion, []string{"spec", "bundle"}, map[string]any{"digest": "sha256:1111111111111111111111111111111111111111111111111111111111111111"}, "bundle is immutable"},
+		// Removing an optional field does not run the field's own rules: the rules on spec refuse it (issue 34, item 4).
+		{"OperatorVersion bundle removed", validOperatorVersion, []string{"spec", "bundle"}, nil, "bundle is immutable"},
+		{"OperatorVersion bundle added", withoutBundle, []string{"spec", "bundle"}, map[string]any{"digest": "sha256:1111111111111111111111111111111111111111111111111111111111111111"}, "bundle is immutable"},
+		{"OperatorVersion source changed", validOperatorVersion, []string{"spec", "source"}, map[string]any{"name": "other", "namespace": "default"}, "source is immutable"},
+		{"OperatorVersion source removed", validOperatorVersion, []string{"spec", "source"}, nil, "source is immutable"},
+		{"OperatorVersion rollbackFrom removed", validOperatorVersion, []string{"spec", "rollbackFrom"}, nil, "rollbackFrom is immutable"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,7 +184,9 @@ func TestImmutableFields(t *testing.T) {
 			if err := c.Create(t.Context(), obj); err != nil {
 				t.Fatalf("creating a valid object: %v", err)
 			}
-			if err := unstructured.SetNestedField(obj.Object, tc.value, tc.path...); err != nil {
+			if tc.value == nil {
+				unstructured.RemoveNestedField(obj.Object, tc.path...)
+			} else if err := unstructured.SetNestedField(obj.Object, tc.value, tc.path...); err != nil {
 				t.Fatal(err)
 			}
 			err := c.Update(t.Context(), obj)

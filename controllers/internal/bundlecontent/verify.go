@@ -14,12 +14,10 @@ import (
 	"github.com/almproject/alm/catalog/image"
 )
 
-// Result is the outcome of Verify.
+// Result is the outcome of Verify: Verified or Err is the BundleVerified condition. An OperatorVersion without
+// spec.bundle (written by hand, or created before ALM recorded bundle digests) is not verified: Err says so
+// (ReasonNoBundleDigest, permanent) and nothing of it is applied.
 type Result struct {
-	// Checked says whether ov has spec.bundle, so that Verified or Err is the BundleVerified condition. An
-	// OperatorVersion without spec.bundle (created before ALM recorded bundle digests, or by hand) is installed as
-	// its spec says, without verification, as before.
-	Checked bool
 	// Content is the OperatorVersion to plan and apply from: ov itself when its content is in spec, a copy of ov
 	// filled with the bundle image's content (spec.install, spec.customresourcedefinitions, spec.objects), or nil
 	// when the content is not verified (Err says why). It is never written back.
@@ -42,7 +40,7 @@ func (s *Source) Verify(ctx context.Context, r client.Reader, ov *operatorsv1alp
 	ref := ov.Spec.Bundle
 	switch {
 	case ref == nil:
-		return Result{Content: ov}, nil
+		return Unrecorded(ov), nil
 	case ref.Image == "":
 		return CheckEmbedded(ov), nil
 	}
@@ -54,9 +52,9 @@ func (s *Source) Verify(ctx context.Context, r client.Reader, ov *operatorsv1alp
 		failed = matches(ov, c)
 	}
 	if failed != nil {
-		return Result{Checked: true, Err: failed}, nil //nolint:nilerr // failed is the outcome, reported in status; not retried by the controller
+		return Result{Err: failed}, nil //nolint:nilerr // failed is the outcome, reported in status; not retried by the controller
 	}
-	return Result{Checked: true, Content: c.fill(ov), Verified: fmt.Sprintf("bundle image %s verified at %s", ref.Image, ref.Digest)}, nil
+	return Result{Content: c.fill(ov), Verified: fmt.Sprintf("bundle image %s verified at %s", ref.Image, ref.Digest)}, nil
 }
 
 // outcome separates why the content cannot be had (an *Error, reported in status) from an error to retry.
@@ -68,6 +66,17 @@ func outcome(c *Content, err error) (*Content, *Error, error) {
 	return c, nil, err
 }
 
+// Unrecorded is the Result of an OperatorVersion without spec.bundle: its content has no digest to be verified
+// against, so none of it (spec.install, spec.customresourcedefinitions, spec.objects, spec.webhookdefinitions) is
+// applied. ALM records spec.bundle on every version it creates, and spec.bundle can be neither added nor removed
+// afterwards; a version without one was written by someone else. It is permanent: a newer version has to replace it.
+func Unrecorded(ov *operatorsv1alpha1.OperatorVersion) Result {
+	return Result{Err: &Error{Reason: operatorsv1alpha1.ReasonNoBundleDigest, Permanent: true,
+		Message: fmt.Sprintf("OperatorVersion %s/%s has no spec.bundle, so its content (spec.install, spec.objects, ...) has no digest to be verified against "+
+			"and nothing of it is applied: ALM installs only content it resolved from a catalog and recorded by digest. "+
+			"Declare an AppType for package %q instead of writing an OperatorVersion", ov.Namespace, ov.Name, ov.Spec.PackageName)}}
+}
+
 // CheckEmbedded verifies content embedded in spec: its ContentDigest must be spec.bundle.digest. A mismatch means
 // spec.install, spec.customresourcedefinitions or spec.objects changed after the version was resolved (e.g. edited
 // by hand); it is permanent and nothing is applied.
@@ -75,15 +84,15 @@ func CheckEmbedded(ov *operatorsv1alpha1.OperatorVersion) Result {
 	want := ov.Spec.Bundle.Digest
 	got, err := bundle.ContentDigest(&ov.Spec)
 	if err != nil {
-		return Result{Checked: true, Err: &Error{Reason: operatorsv1alpha1.ReasonDigestMismatch, Permanent: true,
+		return Result{Err: &Error{Reason: operatorsv1alpha1.ReasonDigestMismatch, Permanent: true,
 			Message: fmt.Sprintf("the bundle content in spec cannot be hashed: %v", err)}}
 	}
 	if got != want {
-		return Result{Checked: true, Err: &Error{Reason: operatorsv1alpha1.ReasonDigestMismatch, Permanent: true,
+		return Result{Err: &Error{Reason: operatorsv1alpha1.ReasonDigestMismatch, Permanent: true,
 			Message: fmt.Sprintf("the bundle content in spec (install, customresourcedefinitions, objects) has digest %s, but spec.bundle.digest is %s: "+
 				"it changed after the version was resolved, so nothing is applied", got, want)}}
 	}
-	return Result{Checked: true, Content: ov, Verified: "the bundle content in spec matches spec.bundle.digest " + want}
+	return Result{Content: ov, Verified: "the bundle content in spec matches spec.bundle.digest " + want}
 }
 
 // verifyImage resolves a tag (unless verifiedBefore) and pulls the bundle image by digest.

@@ -66,9 +66,6 @@ func TestCheckEmbedded(t *testing.T) {
 			want := ov.Spec.Bundle.Digest
 			tc.edit(ov)
 			r := CheckEmbedded(ov)
-			if !r.Checked {
-				t.Fatal("not checked")
-			}
 			if tc.wantOK {
 				if r.Err != nil || r.Content != ov || !strings.Contains(r.Verified, want) {
 					t.Fatalf("Result = %+v, want verified naming %s", r, want)
@@ -84,16 +81,20 @@ func TestCheckEmbedded(t *testing.T) {
 	}
 }
 
-func TestVerifyWithoutDigestIsUnchecked(t *testing.T) {
+// A version without spec.bundle has no digest to verify its content against: nothing of it is applied, for good
+// (issue 34, item 4).
+func TestVerifyWithoutDigestIsRefused(t *testing.T) {
 	ov := embedded(t)
+	ov.Name, ov.Namespace = "by-hand", "tenant"
 	ov.Spec.Bundle = nil
 	var s *Source // no cache: content in spec needs none
 	r, err := s.Verify(t.Context(), nil, ov, false)
-	if err != nil || r.Checked || r.Content != ov {
-		t.Fatalf("Verify = %+v, %v; want ov unchecked", r, err)
+	if err != nil || r.Content != nil || r.Err == nil || !r.Err.Permanent || r.Err.Reason != operatorsv1alpha1.ReasonNoBundleDigest ||
+		!strings.Contains(r.Err.Message, "tenant/by-hand has no spec.bundle") || !strings.Contains(r.Err.Message, "Declare an AppType") {
+		t.Fatalf("Verify = %+v, %v; want a permanent NoBundleDigest naming the version, spec.bundle and the fix", r, err)
 	}
 	ov = embedded(t)
-	if r, err = s.Verify(t.Context(), nil, ov, false); err != nil || !r.Checked || r.Content != ov {
+	if r, err = s.Verify(t.Context(), nil, ov, false); err != nil || r.Err != nil || r.Content != ov {
 		t.Fatalf("Verify = %+v, %v; want ov verified", r, err)
 	}
 	ov.Spec.Bundle.Image = "registry.example.com/b:1"

@@ -42,6 +42,7 @@ var terminal = map[string]bool{
 	operatorsv1alpha1.ReasonHandoffFailed: true, operatorsv1alpha1.ReasonHandoffTimedOut: true,
 	// The bundle content is not what the version was resolved to, or not installable: see bundlecontent.
 	operatorsv1alpha1.ReasonDigestMismatch: true,
+	operatorsv1alpha1.ReasonNoBundleDigest: true,
 	operatorsv1alpha1.ReasonInvalidBundle:  true,
 	operatorsv1alpha1.ReasonImageRefused:   true,
 	operatorsv1alpha1.ReasonImageTooLarge:  true,
@@ -55,8 +56,8 @@ type facts struct {
 	now     time.Time
 	age     time.Duration
 	timeout time.Duration
-	// bundle is the verification of the bundle content against spec.bundle.digest; nil for a version without
-	// spec.bundle (not verified, as before digests were recorded).
+	// bundle is the verification of the bundle content against spec.bundle.digest (a version without spec.bundle is
+	// not verified: bundlecontent.Unrecorded); nil only in unit tests of the decisions that follow it.
 	bundle *bundleCheck
 	// invalid says why the install strategy is invalid; "" when the plan was built.
 	invalid string

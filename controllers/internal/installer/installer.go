@@ -186,13 +186,12 @@ func (in *Installer) Step(ctx context.Context, ov *operatorsv1alpha1.OperatorVer
 
 // content verifies ov's bundle content (bundlecontent.Verify) and returns the OperatorVersion to plan from: ov, or
 // a copy of it holding the content of its bundle image. It returns nil, and f.bundle says why, when the content is
-// not verified. A version without spec.bundle is planned from its spec without verification, as before bundle
-// digests were recorded.
+// not verified, a version without spec.bundle included (bundlecontent.Unrecorded): nothing of it is applied.
 func (in *Installer) content(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion, f *facts) (*operatorsv1alpha1.OperatorVersion, error) {
 	verifiedBefore := apimeta.IsStatusConditionTrue(f.status.Conditions, operatorsv1alpha1.ConditionBundleVerified)
 	r, err := in.Bundles.Verify(ctx, in.Reader, ov, verifiedBefore)
-	if err != nil || !r.Checked {
-		return r.Content, err
+	if err != nil {
+		return nil, err
 	}
 	f.bundle = &bundleCheck{verified: r.Verified}
 	if r.Err != nil {
