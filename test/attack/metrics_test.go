@@ -116,9 +116,9 @@ func victimSeries(f metricstest.Families, namespace, name string) error {
 	return nil
 }
 
-// waitAllowed waits until the API server's authorizer lets the ServiceAccount namespace/name get /metrics (RBAC sees a
+// waitMetricsReader waits until the API server's authorizer lets the ServiceAccount namespace/name get /metrics (RBAC sees a
 // new binding within moments; a denial ALM's filter saw would be cached for 30s).
-func waitAllowed(t *testing.T, namespace, name string) {
+func waitMetricsReader(t *testing.T, namespace, name string) {
 	t.Helper()
 	harness.Eventually(t, 10*time.Second, func() error {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
@@ -194,7 +194,7 @@ func TestMetricsAreNotOpen(t *testing.T) {
 	}
 
 	t.Run("a ServiceAccount bound to "+metricsReaderRole, func(t *testing.T) {
-		waitAllowed(t, reader, "prometheus")
+		waitMetricsReader(t, reader, "prometheus")
 		status, body, err := scrape(t.Context(), url, readerToken)
 		if err != nil || status != http.StatusOK {
 			t.Fatalf("GET %s: HTTP %d, %v: %.300q", url, status, err, body)
