@@ -42,6 +42,8 @@ func podSpec(o *operatorsv1alpha1.OperatorVersion) *corev1.PodSpec {
 const (
 	adminBinding = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"%s","metadata":{"name":"demo-admin"},` +
 		`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"ServiceAccount","name":"demo-operator"}]}`
+	aggregatedRole = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"gather"},` +
+		`"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"kubernetes.io/bootstrapping":"rbac-defaults"}}]}}`
 	builtinCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"roles.rbac.authorization.k8s.io"},` +
 		`"spec":{"group":"rbac.authorization.k8s.io","names":{"kind":"Role","plural":"roles"},"scope":"Namespaced","versions":[]}}`
 )
@@ -77,11 +79,40 @@ func TestPolicy(t *testing.T) {
 		}, []string{"ClusterRole everything: rules[0]", "rule wildcard-rbac"}},
 		{"cluster-admin ClusterRoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
 			addObject(o, strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1))
-		}, []string{"ClusterRoleBinding demo-admin: roleRef binds ClusterRole cluster-admin", "rule cluster-admin-binding", "operators.alm.dev/allow-cluster-admin-binding"}},
+		}, []string{"ClusterRoleBinding demo-admin: roleRef binds ClusterRole cluster-admin", "rule privileged-role-binding",
+			`operators.alm.dev/allow-privileged-role-binding: "true" on the Namespace (kubectl annotate namespace ns operators.alm.dev/allow-privileged-role-binding=true), or on a CatalogSource in ALM's namespace`,
+			"the AppType's and a tenant CatalogSource's annotations do not count"}},
+		{"admin RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(strings.Replace(adminBinding, "%s", "RoleBinding", 1), `"name":"cluster-admin"`, `"name":"admin"`, 1))
+		}, []string{"RoleBinding ns/demo-admin: roleRef binds ClusterRole admin", "rule privileged-role-binding"}},
+		{"edit RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(strings.Replace(adminBinding, "%s", "RoleBinding", 1), `"name":"cluster-admin"`, `"name":"edit"`, 1))
+		}, []string{"RoleBinding ns/demo-admin: roleRef binds ClusterRole edit", "rule privileged-role-binding"}},
+		{"system: ClusterRoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1), `"name":"cluster-admin"`, `"name":"system:kube-controller-manager"`, 1))
+		}, []string{"ClusterRoleBinding demo-admin: roleRef binds ClusterRole system:kube-controller-manager", "rule privileged-role-binding"}},
+		{"view RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(strings.Replace(adminBinding, "%s", "RoleBinding", 1), `"name":"cluster-admin"`, `"name":"view"`, 1))
+		}, nil},
+		{"aggregated ClusterRole", nil, func(o *operatorsv1alpha1.OperatorVersion) { addObject(o, aggregatedRole) },
+			[]string{"ClusterRole gather: aggregationRule gathers the rules of every ClusterRole its selectors match", "rule aggregated-clusterrole", "operators.alm.dev/allow-aggregated-clusterrole"}},
+		{"aggregated ClusterRole allowed", map[string]string{"operators.alm.dev/allow-aggregated-clusterrole": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, aggregatedRole)
+		}, nil},
+		{"* verbs on RBAC objects", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{rbacv1.GroupName},
+				Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"}, Verbs: []string{"*"}}}
+		}, []string{"ClusterRole alm:ns:demo.v1.0.0:demo-operator: rules[0] grants the privilege-escalating verbs escalate, bind", "rule rbac-escalation"}},
+		{"escalate on * resources of the RBAC group", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r"},"rules":[{"apiGroups":["rbac.authorization.k8s.io"],"resources":["*"],"verbs":["escalate","get"]}]}`)
+		}, []string{"Role ns/r: rules[0] grants the privilege-escalating verbs escalate", "rule rbac-escalation"}},
+		{"impersonate through * verbs on users", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"users", "groups"}, Verbs: []string{"*"}}}
+		}, []string{"rules[0] grants the privilege-escalating verbs impersonate", "rule rbac-escalation"}},
 		{"cluster-admin RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
 			addObject(o, strings.Replace(adminBinding, "%s", "RoleBinding", 1))
 		}, []string{"RoleBinding ns/demo-admin: roleRef binds ClusterRole cluster-admin"}},
-		{"cluster-admin allowed", map[string]string{"operators.alm.dev/allow-cluster-admin-binding": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+		{"cluster-admin allowed", map[string]string{"operators.alm.dev/allow-privileged-role-binding": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
 			addObject(o, strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1))
 		}, nil},
 		{"privileged container", nil, func(o *operatorsv1alpha1.OperatorVersion) {
@@ -118,7 +149,7 @@ func TestPolicy(t *testing.T) {
 			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}}}
 		}, nil},
 		{"CRD in a built-in group, whatever is allowed", map[string]string{
-			"operators.alm.dev/allow-wildcard-rbac": "true", "operators.alm.dev/allow-cluster-admin-binding": "true", "operators.alm.dev/allow-privileged-pod": "true",
+			"operators.alm.dev/allow-wildcard-rbac": "true", "operators.alm.dev/allow-privileged-role-binding": "true", "operators.alm.dev/allow-privileged-pod": "true",
 		}, func(o *operatorsv1alpha1.OperatorVersion) { addObject(o, builtinCRD) },
 			[]string{`CustomResourceDefinition roles.rbac.authorization.k8s.io: spec.group "rbac.authorization.k8s.io" is served by Kubernetes itself`, "rule crd-builtin-group"}},
 	}
