@@ -28,7 +28,7 @@ func builtinGroupCRDs(crds []*apiextv1.CustomResourceDefinition, file func(i int
 }
 
 // wildcardPermissions warns about CSV permissions that grant `*` on `*` or privilege-escalating verbs: the
-// installer refuses them unless the AppType or its CatalogSource opts in.
+// installer refuses them unless a cluster admin opts in.
 func wildcardPermissions(csv *opv1alpha1.ClusterServiceVersion, file string) []Problem {
 	var problems []Problem
 	spec := csv.Spec.InstallStrategy.StrategySpec

@@ -12,7 +12,7 @@ import (
 )
 
 // Rules of the checks on hostile input that both the catalog and the installer enforce (see "Hostile inputs" in the
-// README). The installer refuses all but RuleCRDBuiltinGroup only unless the AppType or its CatalogSource opts in.
+// README). The installer refuses all but RuleCRDBuiltinGroup only unless a cluster admin opts in (AnnotationAllowPrefix).
 const (
 	// RuleCRDBuiltinGroup: a CRD in a group Kubernetes serves.
 	RuleCRDBuiltinGroup = "crd-builtin-group"
