@@ -130,7 +130,7 @@ func TestCheckMirrorsKubernetes(t *testing.T) {
 				"t": {policyRule(rbac, []string{"clusterroles"}, []string{"bind"}, "r")}},
 			objects: []*unstructured.Unstructured{aggregated, obj("rbac.authorization.k8s.io/v1", "RoleBinding", "t", "b", ref("ClusterRole", "r"))}},
 		{name: "bind on the roleRef: a RoleBinding to view with bind on view in t",
-			held: map[string][]rbacv1.PolicyRule{"": {writes}, "t": {policyRule(rbac, []string{"clusterroles"}, []string{"bind"}, "view")}},
+			held:    map[string][]rbacv1.PolicyRule{"": {writes}, "t": {policyRule(rbac, []string{"clusterroles"}, []string{"bind"}, "view")}},
 			objects: []*unstructured.Unstructured{obj("rbac.authorization.k8s.io/v1", "RoleBinding", "t", "b", ref("ClusterRole", "view"))}},
 		{name: "bind on another role is not bind on the roleRef",
 			held:    map[string][]rbacv1.PolicyRule{"": {writes}, "t": {policyRule(rbac, []string{"clusterroles"}, []string{"bind"}, "view")}},
