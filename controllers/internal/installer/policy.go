@@ -1,13 +1,19 @@
 package installer
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/policy"
 )
 
@@ -16,10 +22,10 @@ import (
 // that an OperatorVersion may break.
 type Allowed map[string]bool
 
-// AllowedFrom reads the opt-in annotations operators.alm.dev/allow-<rule>: "true" of objects a cluster admin
-// controls: the Namespace an AppType installs in, or a CatalogSource in ALM's namespace (for every package it serves).
-// The OperatorVersions created for an AppType get a copy (versions.Create, versions.OptIns), which only ALM may
-// write, and the installer reads the OperatorVersion's.
+// AllowedFrom reads the opt-in annotations operators.alm.dev/allow-<rule>: "true" of an object. The installer reads
+// them only from objects a cluster admin controls (Installer.optIns): the Namespace a version installs in, and the
+// CatalogSource it comes from when that is in ALM's namespace (for every package it serves); never from the AppType,
+// a tenant's CatalogSource or the OperatorVersion.
 func AllowedFrom(annotations map[string]string) Allowed {
 	allowed := Allowed{}
 	for k, v := range annotations {
@@ -88,4 +94,43 @@ func refusal(namespace, rule, format string, args ...any) error {
 		"(kubectl annotate namespace %s %s%s=true), or on a CatalogSource in ALM's namespace for every package it "+
 		"serves; the AppType's and a tenant CatalogSource's annotations do not count",
 		fmt.Sprintf(format, args...), rule, policy.AnnotationAllowPrefix, rule, namespace, policy.AnnotationAllowPrefix, rule)
+}
+
+// policy checks the hostile-input policy on content's plan (CheckPolicy) with the opt-ins of a cluster admin's
+// objects, read only when the plan breaks a rule (the common install costs no request for them).
+func (in *Installer) policy(ctx context.Context, content *operatorsv1alpha1.OperatorVersion, plan *Plan) error {
+	err := CheckPolicy(plan, content.Namespace, nil)
+	var invalid *InvalidError
+	if !errors.As(err, &invalid) {
+		return err
+	}
+	allowed, err := in.optIns(ctx, content)
+	if err != nil {
+		return err
+	}
+	return CheckPolicy(plan, content.Namespace, allowed)
+}
+
+// optIns are the rules a cluster admin allows for ov: the opt-ins of ov's Namespace, read from the API server (ALM's
+// cache holds only trusted namespaces; tenants must not get update on their Namespace, as for the trusted-installs
+// label), and of the CatalogSource ov comes from (spec.source) when it is in ALM's namespace, where only admins
+// write, read from the cache. The AppType's and any other CatalogSource's annotations count for nothing.
+func (in *Installer) optIns(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) (Allowed, error) {
+	ns := &corev1.Namespace{}
+	if err := in.Reader.Get(ctx, client.ObjectKey{Name: ov.Namespace}, ns); err != nil {
+		return nil, fmt.Errorf("OperatorVersion %s: reading the opt-ins (%s*) of Namespace %s: %w", klog.KObj(ov), policy.AnnotationAllowPrefix, ov.Namespace, err)
+	}
+	allowed := AllowedFrom(ns.Annotations)
+	src := ov.Spec.Source
+	if src == nil || in.Access == nil || src.Namespace == "" || src.Namespace != in.Access.Policy.Namespace {
+		return allowed, nil
+	}
+	cs := &operatorsv1alpha1.CatalogSource{}
+	if err := in.Client.Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: src.Name}, cs); client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("OperatorVersion %s: reading the opt-ins of CatalogSource %s/%s: %w", klog.KObj(ov), src.Namespace, src.Name, err)
+	}
+	for rule := range AllowedFrom(cs.Annotations) {
+		allowed[rule] = true
+	}
+	return allowed, nil
 }
