@@ -28,7 +28,7 @@ func builtinGroupCRDs(crds []*apiextv1.CustomResourceDefinition, file func(i int
 }
 
 // wildcardPermissions warns about CSV permissions that grant `*` on `*` or privilege-escalating verbs: the
-// installer refuses them unless the AppType or its CatalogSource opts in.
+// installer refuses them unless a cluster admin opts in.
 func wildcardPermissions(csv *opv1alpha1.ClusterServiceVersion, file string) []Problem {
 	var problems []Problem
 	spec := csv.Spec.InstallStrategy.StrategySpec
@@ -54,8 +54,8 @@ func wildcardPermissions(csv *opv1alpha1.ClusterServiceVersion, file string) []P
 	return problems
 }
 
-// objectChecks looks at the bundle's other objects: bindings to cluster-admin, wildcard Roles, and objects that
-// name a namespace (ALM installs them in the AppType's namespace).
+// objectChecks looks at the bundle's other objects: bindings to privileged roles, aggregated ClusterRoles, wildcard
+// and escalating Roles, and objects that name a namespace (ALM installs them in the AppType's namespace).
 func objectChecks(objects []*unstructured.Unstructured, file func(i int) string) []Problem {
 	var problems []Problem
 	for i, obj := range objects {
@@ -64,11 +64,15 @@ func objectChecks(objects []*unstructured.Unstructured, file func(i int) string)
 			problems = append(problems, Warnf(file(i), RuleOtherNamespace, "leave metadata.namespace out of bundle objects",
 				"%s: metadata.namespace %q is ignored; ALM installs the object in the AppType's namespace", what, ns))
 		}
-		if policy.BindsClusterAdmin(obj) {
-			problems = append(problems, Warnf(file(i), policy.RuleClusterAdmin, policy.OptInHint(policy.RuleClusterAdmin),
-				"%s: roleRef binds ClusterRole cluster-admin", what))
+		if role := policy.PrivilegedBinding(obj); role != "" {
+			problems = append(problems, Warnf(file(i), policy.RulePrivilegedBinding, policy.OptInHint(policy.RulePrivilegedBinding),
+				"%s: roleRef binds %s", what, role))
 		}
-		if policy.WildcardRole(obj) {
+		if policy.AggregatedRole(obj) {
+			problems = append(problems, Warnf(file(i), policy.RuleAggregatedRole, policy.OptInHint(policy.RuleAggregatedRole),
+				"%s: aggregationRule gathers the rules of every ClusterRole its selectors match", what))
+		}
+		if policy.WildcardRole(obj) >= 0 {
 			problems = append(problems, Warnf(file(i), policy.RuleWildcardRBAC, policy.OptInHint(policy.RuleWildcardRBAC),
 				"%s: rules grant every verb on every resource of every API group", what))
 		}

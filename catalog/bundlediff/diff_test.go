@@ -145,7 +145,7 @@ func TestDiff(t *testing.T) {
 			x.objects = []*unstructured.Unstructured{{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
 				"metadata": map[string]any{"name": "op-admin"}, "roleRef": map[string]any{"kind": "ClusterRole", "name": "cluster-admin"}}}}
 		}, summary: "+1 object, 1 refused",
-			want: []string{"Added ClusterRoleBinding op-admin !cluster-admin-binding"}},
+			want: []string{"Added ClusterRoleBinding op-admin !privileged-role-binding"}},
 		{name: "objects", change: func(x *b) {
 			x.objects = []*unstructured.Unstructured{obj("Service", "op-metrics", nil),
 				obj("ConfigMap", "op-config", map[string]any{"data": map[string]any{"a": "2"}})}
@@ -192,7 +192,7 @@ func TestPreviewIsBounded(t *testing.T) {
 	for i := 0; i < 14; i++ {
 		newer.cluster = append(newer.cluster, rbacv1.PolicyRule{APIGroups: []string{"a"}, Resources: []string{fmt.Sprintf("r%02d", i)}, Verbs: []string{"get"}})
 	}
-	newer.cluster = append(newer.cluster, rbacv1.PolicyRule{APIGroups: []string{"z"}, Resources: []string{"z"}, Verbs: []string{"impersonate"}})
+	newer.cluster = append(newer.cluster, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"}})
 	p := Diff(older.manifests(), newer.manifests()).Preview("1.0.0", "1.1.0")
 	if len(p.RBACRules) != almv1alpha1.MaxPreviewItems || p.More != 5 {
 		t.Fatalf("%d rules listed, more %d", len(p.RBACRules), p.More)

@@ -45,8 +45,11 @@ func objectsOf(m *bundle.Manifests) map[string]object {
 	}
 	for _, u := range m.Objects {
 		o := object{kind: u.GetKind(), name: u.GetName(), content: contentOf(u)}
-		if policy.BindsClusterAdmin(u) {
-			o.refused = policy.RuleClusterAdmin + ": binds the ClusterRole cluster-admin; " + policy.OptInHint(policy.RuleClusterAdmin)
+		if role := policy.PrivilegedBinding(u); role != "" {
+			o.refused = policy.RulePrivilegedBinding + ": binds the " + role + "; " + policy.OptInHint(policy.RulePrivilegedBinding)
+		}
+		if policy.AggregatedRole(u) {
+			o.refused = policy.RuleAggregatedRole + ": its aggregationRule gathers the rules of other ClusterRoles; " + policy.OptInHint(policy.RuleAggregatedRole)
 		}
 		add(o)
 	}

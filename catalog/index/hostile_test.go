@@ -150,15 +150,30 @@ func TestHostileInput(t *testing.T) {
 			prepare: func(t *testing.T, dir, bad string) {
 				cattest.WriteFile(t, filepath.Join(bad, "manifests/role.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: everything\nrules:\n"+strings.ReplaceAll(wildcardRule, "    ", ""))
 			}},
-		{name: "cluster-admin-clusterrolebinding", rule: policy.RuleClusterAdmin, severity: bundle.SeverityWarning, file: "manifests/binding.yaml", detail: []string{"ClusterRoleBinding bad-admin", "roleRef", "cluster-admin"},
+		{name: "cluster-admin-clusterrolebinding", rule: policy.RulePrivilegedBinding, severity: bundle.SeverityWarning, file: "manifests/binding.yaml", detail: []string{"ClusterRoleBinding bad-admin: roleRef binds ClusterRole cluster-admin"},
 			prepare: func(t *testing.T, dir, bad string) {
 				cattest.WriteFile(t, filepath.Join(bad, "manifests/binding.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: bad-admin\n"+
 					"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects:\n- {kind: ServiceAccount, name: bad, namespace: default}\n")
 			}},
-		{name: "cluster-admin-rolebinding", rule: policy.RuleClusterAdmin, severity: bundle.SeverityWarning, file: "manifests/binding.yaml", detail: []string{"RoleBinding bad-admin"},
+		{name: "cluster-admin-rolebinding", rule: policy.RulePrivilegedBinding, severity: bundle.SeverityWarning, file: "manifests/binding.yaml", detail: []string{"RoleBinding bad-admin"},
 			prepare: func(t *testing.T, dir, bad string) {
 				cattest.WriteFile(t, filepath.Join(bad, "manifests/binding.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: bad-admin\n"+
 					"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects:\n- {kind: ServiceAccount, name: bad}\n")
+			}},
+		{name: "admin-rolebinding", rule: policy.RulePrivilegedBinding, severity: bundle.SeverityWarning, file: "manifests/binding.yaml", detail: []string{"RoleBinding bad-admin: roleRef binds ClusterRole admin"},
+			prepare: func(t *testing.T, dir, bad string) {
+				cattest.WriteFile(t, filepath.Join(bad, "manifests/binding.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: bad-admin\n"+
+					"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}\nsubjects:\n- {kind: ServiceAccount, name: bad}\n")
+			}},
+		{name: "system-role-clusterrolebinding", rule: policy.RulePrivilegedBinding, severity: bundle.SeverityWarning, file: "manifests/binding.yaml", detail: []string{"ClusterRoleBinding bad-admin: roleRef binds ClusterRole system:controller:clusterrole-aggregation-controller"},
+			prepare: func(t *testing.T, dir, bad string) {
+				cattest.WriteFile(t, filepath.Join(bad, "manifests/binding.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: bad-admin\n"+
+					"roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: \"system:controller:clusterrole-aggregation-controller\"}\nsubjects:\n- {kind: ServiceAccount, name: bad, namespace: default}\n")
+			}},
+		{name: "aggregated-clusterrole-object", rule: policy.RuleAggregatedRole, severity: bundle.SeverityWarning, file: "manifests/role.yaml", detail: []string{"ClusterRole gather: aggregationRule gathers"},
+			prepare: func(t *testing.T, dir, bad string) {
+				cattest.WriteFile(t, filepath.Join(bad, "manifests/role.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: gather\n"+
+					"aggregationRule:\n  clusterRoleSelectors:\n  - matchLabels: {kubernetes.io/bootstrapping: rbac-defaults}\nrules: []\n")
 			}},
 		{name: "object-in-other-namespace", rule: bundle.RuleOtherNamespace, severity: bundle.SeverityWarning, file: "manifests/service.yaml", detail: []string{"Service bad-metrics", "metadata.namespace \"kube-system\"", "ignored"},
 			prepare: func(t *testing.T, dir, bad string) {
@@ -230,6 +245,12 @@ func TestHostileInput(t *testing.T) {
 			prepare: func(t *testing.T, dir, bad string) {
 				cattest.WriteFile(t, filepath.Join(bad, "manifests/role.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: binder\nrules:\n"+
 					"- apiGroups: [rbac.authorization.k8s.io]\n  resources: [clusterroles]\n  verbs: [get, bind]\n")
+			}},
+		{name: "rbac-star-verbs-on-rbac-objects", rule: policy.RuleRBACEscalation, severity: bundle.SeverityWarning, file: "manifests/role.yaml",
+			detail: []string{"ClusterRole rbac-writer: rules[0] grants the privilege-escalating verbs escalate, bind"},
+			prepare: func(t *testing.T, dir, bad string) {
+				cattest.WriteFile(t, filepath.Join(bad, "manifests/role.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: rbac-writer\nrules:\n"+
+					"- apiGroups: [rbac.authorization.k8s.io]\n  resources: [clusterroles, clusterrolebindings, roles, rolebindings]\n  verbs: [\"*\"]\n")
 			}},
 	}
 	var names []string

@@ -1,7 +1,7 @@
 // Package policy is the hostile-input policy that the catalog and the installer share: pure predicates on what a
-// bundle asks for (CRDs in Kubernetes' own groups, wildcard or privilege-escalating RBAC, bindings to
-// cluster-admin, privileged pods), the rules and opt-in annotations of what ALM refuses by default, and the one
-// list of bundle object kinds ALM installs.
+// bundle asks for (CRDs in Kubernetes' own groups, wildcard or privilege-escalating RBAC, bindings to privileged
+// roles, aggregated ClusterRoles, privileged pods), the rules and opt-in annotations of what ALM refuses by default,
+// and the one list of bundle object kinds ALM installs.
 package policy
 
 import (
@@ -9,22 +9,22 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Rules of the checks on hostile input that both the catalog and the installer enforce (see "Hostile inputs" in the
-// README). The installer refuses all but RuleCRDBuiltinGroup only unless the AppType or its CatalogSource opts in.
+// README). The installer refuses all but RuleCRDBuiltinGroup only unless a cluster admin opts in (AnnotationAllowPrefix).
 const (
 	// RuleCRDBuiltinGroup: a CRD in a group Kubernetes serves.
 	RuleCRDBuiltinGroup = "crd-builtin-group"
 	// RuleWildcardRBAC: `*` verbs on `*` resources of `*` groups.
 	RuleWildcardRBAC = "wildcard-rbac"
-	// RuleRBACEscalation: the verbs escalate, bind or impersonate.
+	// RuleRBACEscalation: a rule that grants escalate or bind on roles, or impersonation, by name or through `*`.
 	RuleRBACEscalation = "rbac-escalation"
-	// RuleClusterAdmin: a binding to the ClusterRole cluster-admin.
-	RuleClusterAdmin = "cluster-admin-binding"
+	// RulePrivilegedBinding: a binding to a role Kubernetes ships with broad or system powers (cluster-admin, admin,
+	// edit, system:*). It was "cluster-admin-binding" before it covered more than cluster-admin.
+	RulePrivilegedBinding = "privileged-role-binding"
+	// RuleAggregatedRole: a ClusterRole with an aggregationRule, which gathers the rules of other ClusterRoles.
+	RuleAggregatedRole = "aggregated-clusterrole"
 	// RulePrivilegedPod: a pod template that runs privileged.
 	RulePrivilegedPod = "privileged-pod"
 )
@@ -42,96 +42,6 @@ var builtinGroups = map[string]bool{
 
 // IsBuiltinGroup reports whether group is served by Kubernetes itself.
 func IsBuiltinGroup(group string) bool { return builtinGroups[group] }
-
-// WildcardRule reports whether a policy rule grants every verb on every resource of every API group.
-func WildcardRule(r rbacv1.PolicyRule) bool {
-	has := func(list []string) bool {
-		for _, s := range list {
-			if s == rbacv1.VerbAll {
-				return true
-			}
-		}
-		return false
-	}
-	return has(r.Verbs) && has(r.Resources) && has(r.APIGroups)
-}
-
-// escalationVerbs are the RBAC verbs that let their holder gain permissions it was not given: escalate (create or
-// update a role with more than one holds), bind (bind a role one does not hold) and impersonate (act as another
-// user, group or ServiceAccount).
-var escalationVerbs = []string{"escalate", "bind", "impersonate"}
-
-// EscalatingRule names the privilege-escalating verbs a policy rule grants explicitly (a rule granting `*` on `*` is
-// the wildcard rule's); empty when it grants none.
-func EscalatingRule(r rbacv1.PolicyRule) string {
-	if WildcardRule(r) {
-		return ""
-	}
-	var verbs []string
-	for _, v := range r.Verbs {
-		for _, e := range escalationVerbs {
-			if strings.EqualFold(v, e) {
-				verbs = append(verbs, e)
-			}
-		}
-	}
-	return strings.Join(verbs, ", ")
-}
-
-// OptInHint is the hint of a rule the installer refuses unless the AppType or its CatalogSource carries its opt-in
-// annotation.
-func OptInHint(rule string) string {
-	return fmt.Sprintf("ALM refuses to install it unless the AppType or its CatalogSource is annotated %s%s: \"true\"", AnnotationAllowPrefix, rule)
-}
-
-// AnnotationAllowPrefix prefixes the AppType and CatalogSource annotations that allow what ALM refuses by default
-// (operators.alm.dev/allow-wildcard-rbac, -rbac-escalation, -cluster-admin-binding, -privileged-pod).
-const AnnotationAllowPrefix = "operators.alm.dev/allow-"
-
-// BindsClusterAdmin reports whether obj is a RoleBinding or ClusterRoleBinding to the ClusterRole cluster-admin.
-func BindsClusterAdmin(obj *unstructured.Unstructured) bool {
-	if obj.GroupVersionKind().Group != rbacv1.GroupName || (obj.GetKind() != "RoleBinding" && obj.GetKind() != "ClusterRoleBinding") {
-		return false
-	}
-	kind, _, _ := unstructured.NestedString(obj.Object, "roleRef", "kind")
-	name, _, _ := unstructured.NestedString(obj.Object, "roleRef", "name")
-	return kind == "ClusterRole" && name == "cluster-admin"
-}
-
-// WildcardRole reports whether obj is a Role or ClusterRole with a rule granting `*` on `*`.
-func WildcardRole(obj *unstructured.Unstructured) bool {
-	if obj.GroupVersionKind().Group != rbacv1.GroupName || (obj.GetKind() != "Role" && obj.GetKind() != "ClusterRole") {
-		return false
-	}
-	var role rbacv1.ClusterRole
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
-		return false
-	}
-	for _, r := range role.Rules {
-		if WildcardRule(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// EscalatingRole finds the first rule of a Role or ClusterRole that grants privilege-escalating verbs: its index and
-// the verbs; "" when there is none.
-func EscalatingRole(obj *unstructured.Unstructured) (int, string) {
-	if obj.GroupVersionKind().Group != rbacv1.GroupName || (obj.GetKind() != "Role" && obj.GetKind() != "ClusterRole") {
-		return -1, ""
-	}
-	var role rbacv1.ClusterRole
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role); err != nil {
-		return -1, ""
-	}
-	for i, r := range role.Rules {
-		if verbs := EscalatingRule(r); verbs != "" {
-			return i, verbs
-		}
-	}
-	return -1, ""
-}
 
 // baselineCapabilities are the capabilities the Pod Security Standards' baseline profile lets a container add;
 // adding any other (SYS_ADMIN, NET_ADMIN, ALL, ...) makes the pod privileged.

@@ -39,8 +39,8 @@ package main
 // reference them from bindings). Bundles grant what their operator needs, which ALM cannot know in advance (short of
 // holding everything, i.e. cluster-admin), so ALM holds escalate and bind. This makes ALM's ServiceAccount as
 // powerful as cluster-admin in effect: only ALM's ServiceAccount is bound to this role, and the installer policy
-// (controllers/internal/installer/policy.go) refuses wildcard rules and cluster-admin bindings unless the AppType
-// opts in. The crdaccess loop uses the same verbs to maintain ClusterRole alm-manager-custom-resources: list on
+// (controllers/internal/installer/policy.go) refuses wildcard and escalating rules, bindings to privileged roles and
+// aggregated ClusterRoles unless a cluster admin opts in. The crdaccess loop uses the same verbs to maintain ClusterRole alm-manager-custom-resources: list on
 // exactly the custom resources of the CRDs the OperatorVersions ship, which the installer reads to check a CRD
 // update (RBAC cannot say "every custom resource" without `*`); config/rbac binds it to ALM's ServiceAccount.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings;clusterroles;clusterrolebindings,verbs=get;list;watch;create;update;patch;delete

@@ -51,7 +51,7 @@ func TestBundleDiff(t *testing.T) {
 	}
 	stdout, stderr, code = run(t, nil, "bundle", "diff", konnect+"/1.1.0", escalating)
 	for _, want := range []string{"konnect-operator 1.1.0 -> 1.1.0: +1 RBAC rule, 1 refused\n", "+ ClusterRole konnect-operator (cluster): bind,escalate on rbac.authorization.k8s.io/clusterroles",
-		"REFUSED: rbac-escalation: grants escalate, bind; ALM refuses to install it unless the AppType or its CatalogSource is annotated operators.alm.dev/allow-rbac-escalation: \"true\""} {
+		"REFUSED: rbac-escalation: grants escalate, bind; ALM refuses to install it unless a cluster admin annotates the Namespace (or a CatalogSource in ALM's namespace, for every package it serves) operators.alm.dev/allow-rbac-escalation: \"true\""} {
 		if code != 3 || !strings.Contains(stdout, want) {
 			t.Fatalf("bundle diff of an escalating version: exit %d, want 3 and %q\n%s\n%s", code, want, stdout, stderr)
 		}

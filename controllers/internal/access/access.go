@@ -1,7 +1,8 @@
 // Package access decides whether an install may go ahead for the identity it acts for: an OperatorVersion that
 // names a ServiceAccount installs only what that ServiceAccount could create and grant itself, asked of the API
 // server's authorizer with SubjectAccessReviews (Kubernetes' RBAC escalation rules: hold a permission to grant it, or
-// escalate/bind on roles); one that names none installs with ALM's permissions only in a namespace a cluster admin
+// escalate/bind on roles; hold every permission to write an aggregationRule; rules broken down by Kubernetes' own
+// comparator, validation.BreakdownRule); one that names none installs with ALM's permissions only in a namespace a cluster admin
 // trusts. What to ask is a pure function (Needs); the reviews are the only API calls, and nothing is cached across
 // checks.
 package access

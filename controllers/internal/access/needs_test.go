@@ -42,16 +42,16 @@ func TestNeeds(t *testing.T) {
 			want: []string{"ClusterRole r |  | kubectl auth can-i create clusterroles.rbac.authorization.k8s.io --as " + user +
 				"; kubectl auth can-i update clusterroles.rbac.authorization.k8s.io/r --as " + user,
 				"ClusterRole r grants it | escalate clusterroles | kubectl auth can-i get secrets --as " + user +
-					"; kubectl auth can-i get pods --subresource log --as " + user +
-					"; kubectl auth can-i list secrets --as " + user + "; kubectl auth can-i list pods --subresource log --as " + user}},
+					"; kubectl auth can-i list secrets --as " + user + "; kubectl auth can-i get pods --subresource log --as " + user +
+					"; kubectl auth can-i list pods --subresource log --as " + user}},
 		{name: "binding to a planned role: its rules in the binding's namespace, or bind",
 			objects: []*unstructured.Unstructured{obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "r", secretsRule),
 				obj("rbac.authorization.k8s.io/v1", "RoleBinding", "t", "b", ref("ClusterRole", "r"))},
 			want: []string{"", "",
 				"RoleBinding t/b |  | ",
 				"RoleBinding t/b grants ClusterRole r | bind clusterroles | kubectl auth can-i get secrets -n t --as " + user +
-					"; kubectl auth can-i get pods --subresource log -n t --as " + user +
-					"; kubectl auth can-i list secrets -n t --as " + user + "; kubectl auth can-i list pods --subresource log -n t --as " + user}},
+					"; kubectl auth can-i list secrets -n t --as " + user + "; kubectl auth can-i get pods --subresource log -n t --as " + user +
+					"; kubectl auth can-i list pods --subresource log -n t --as " + user}},
 		{name: "binding to a role ALM does not install: bind only",
 			objects: []*unstructured.Unstructured{obj("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "b", ref("ClusterRole", "cluster-admin"))},
 			want:    []string{"", "ClusterRoleBinding b grants ClusterRole cluster-admin |  | kubectl auth can-i bind clusterroles.rbac.authorization.k8s.io/cluster-admin --as " + user}},

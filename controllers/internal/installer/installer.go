@@ -231,6 +231,9 @@ func (in *Installer) resource(gvk schema.GroupVersionKind) (string, error) {
 // plan builds content's plan and reads its required CRDs into f; an invalid strategy is a fact for decide.
 func (in *Installer) plan(ctx context.Context, content *operatorsv1alpha1.OperatorVersion, f *facts) (*Plan, error) {
 	plan, err := NewPlan(content, in.scope)
+	if err == nil {
+		err = in.policy(ctx, content, plan)
+	}
 	var invalid *InvalidError
 	switch {
 	case errors.As(err, &invalid):

@@ -1,6 +1,7 @@
 package installer
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -9,11 +10,17 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/internal/access"
 	"github.com/almproject/alm/test/harness"
 )
 
@@ -42,6 +49,8 @@ func podSpec(o *operatorsv1alpha1.OperatorVersion) *corev1.PodSpec {
 const (
 	adminBinding = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"%s","metadata":{"name":"demo-admin"},` +
 		`"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"cluster-admin"},"subjects":[{"kind":"ServiceAccount","name":"demo-operator"}]}`
+	aggregatedRole = `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"gather"},` +
+		`"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"kubernetes.io/bootstrapping":"rbac-defaults"}}]}}`
 	builtinCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"roles.rbac.authorization.k8s.io"},` +
 		`"spec":{"group":"rbac.authorization.k8s.io","names":{"kind":"Role","plural":"roles"},"scope":"Namespaced","versions":[]}}`
 )
@@ -52,7 +61,7 @@ const (
 func TestPolicy(t *testing.T) {
 	cases := []struct {
 		name   string
-		allow  map[string]string // the OperatorVersion's annotations
+		allow  map[string]string // the opt-ins of the admin's objects
 		mutate func(*operatorsv1alpha1.OperatorVersion)
 		want   []string // substrings of the refusal; none: the plan is accepted
 	}{
@@ -77,11 +86,40 @@ func TestPolicy(t *testing.T) {
 		}, []string{"ClusterRole everything: rules[0]", "rule wildcard-rbac"}},
 		{"cluster-admin ClusterRoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
 			addObject(o, strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1))
-		}, []string{"ClusterRoleBinding demo-admin: roleRef binds ClusterRole cluster-admin", "rule cluster-admin-binding", "operators.alm.dev/allow-cluster-admin-binding"}},
+		}, []string{"ClusterRoleBinding demo-admin: roleRef binds ClusterRole cluster-admin", "rule privileged-role-binding",
+			`operators.alm.dev/allow-privileged-role-binding: "true" on the Namespace (kubectl annotate namespace ns operators.alm.dev/allow-privileged-role-binding=true), or on a CatalogSource in ALM's namespace`,
+			"the AppType's and a tenant CatalogSource's annotations do not count"}},
+		{"admin RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(strings.Replace(adminBinding, "%s", "RoleBinding", 1), `"name":"cluster-admin"`, `"name":"admin"`, 1))
+		}, []string{"RoleBinding ns/demo-admin: roleRef binds ClusterRole admin", "rule privileged-role-binding"}},
+		{"edit RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(strings.Replace(adminBinding, "%s", "RoleBinding", 1), `"name":"cluster-admin"`, `"name":"edit"`, 1))
+		}, []string{"RoleBinding ns/demo-admin: roleRef binds ClusterRole edit", "rule privileged-role-binding"}},
+		{"system: ClusterRoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1), `"name":"cluster-admin"`, `"name":"system:kube-controller-manager"`, 1))
+		}, []string{"ClusterRoleBinding demo-admin: roleRef binds ClusterRole system:kube-controller-manager", "rule privileged-role-binding"}},
+		{"view RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, strings.Replace(strings.Replace(adminBinding, "%s", "RoleBinding", 1), `"name":"cluster-admin"`, `"name":"view"`, 1))
+		}, nil},
+		{"aggregated ClusterRole", nil, func(o *operatorsv1alpha1.OperatorVersion) { addObject(o, aggregatedRole) },
+			[]string{"ClusterRole gather: aggregationRule gathers the rules of every ClusterRole its selectors match", "rule aggregated-clusterrole", "operators.alm.dev/allow-aggregated-clusterrole"}},
+		{"aggregated ClusterRole allowed", map[string]string{"operators.alm.dev/allow-aggregated-clusterrole": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, aggregatedRole)
+		}, nil},
+		{"* verbs on RBAC objects", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{rbacv1.GroupName},
+				Resources: []string{"clusterroles", "clusterrolebindings", "roles", "rolebindings"}, Verbs: []string{"*"}}}
+		}, []string{"ClusterRole alm:ns:demo.v1.0.0:demo-operator: rules[0] grants the privilege-escalating verbs escalate, bind", "rule rbac-escalation"}},
+		{"escalate on * resources of the RBAC group", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r"},"rules":[{"apiGroups":["rbac.authorization.k8s.io"],"resources":["*"],"verbs":["escalate","get"]}]}`)
+		}, []string{"Role ns/r: rules[0] grants the privilege-escalating verbs escalate", "rule rbac-escalation"}},
+		{"impersonate through * verbs on users", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"users", "groups"}, Verbs: []string{"*"}}}
+		}, []string{"rules[0] grants the privilege-escalating verbs impersonate", "rule rbac-escalation"}},
 		{"cluster-admin RoleBinding", nil, func(o *operatorsv1alpha1.OperatorVersion) {
 			addObject(o, strings.Replace(adminBinding, "%s", "RoleBinding", 1))
 		}, []string{"RoleBinding ns/demo-admin: roleRef binds ClusterRole cluster-admin"}},
-		{"cluster-admin allowed", map[string]string{"operators.alm.dev/allow-cluster-admin-binding": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+		{"cluster-admin allowed", map[string]string{"operators.alm.dev/allow-privileged-role-binding": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
 			addObject(o, strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1))
 		}, nil},
 		{"privileged container", nil, func(o *operatorsv1alpha1.OperatorVersion) {
@@ -118,16 +156,19 @@ func TestPolicy(t *testing.T) {
 			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"serviceaccounts"}, Verbs: []string{"impersonate"}}}
 		}, nil},
 		{"CRD in a built-in group, whatever is allowed", map[string]string{
-			"operators.alm.dev/allow-wildcard-rbac": "true", "operators.alm.dev/allow-cluster-admin-binding": "true", "operators.alm.dev/allow-privileged-pod": "true",
+			"operators.alm.dev/allow-wildcard-rbac": "true", "operators.alm.dev/allow-privileged-role-binding": "true", "operators.alm.dev/allow-privileged-pod": "true",
 		}, func(o *operatorsv1alpha1.OperatorVersion) { addObject(o, builtinCRD) },
 			[]string{`CustomResourceDefinition roles.rbac.authorization.k8s.io: spec.group "rbac.authorization.k8s.io" is served by Kubernetes itself`, "rule crd-builtin-group"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ov := harness.Demo{Namespace: "ns", Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
-			ov.Annotations = c.allow
 			c.mutate(ov)
 			p, err := NewPlan(ov, scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckPolicy(p, ov.Namespace, AllowedFrom(c.allow))
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -135,8 +176,8 @@ func TestPolicy(t *testing.T) {
 				return
 			}
 			var invalid *InvalidError
-			if !errors.As(err, &invalid) || p != nil {
-				t.Fatalf("want an InvalidError and no plan, got %v", err)
+			if !errors.As(err, &invalid) {
+				t.Fatalf("want an InvalidError, got %v", err)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
@@ -193,6 +234,67 @@ func TestConflictNamesTheObject(t *testing.T) {
 			var conflict *ConflictError
 			if !errors.As(err, &conflict) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("want a ConflictError %q, got %v", c.want, err)
+			}
+		})
+	}
+}
+
+// TestOptInsOnlyFromAdminObjects: the installer lifts a rule only for an opt-in on the Namespace or on the
+// CatalogSource the version comes from when that is in ALM's namespace; the OperatorVersion's own annotations (and so
+// an AppType's) and a tenant's CatalogSource count for nothing. Nothing is read when the plan breaks no rule.
+func TestOptInsOnlyFromAdminObjects(t *testing.T) {
+	const allow = "operators.alm.dev/allow-privileged-role-binding"
+	yes := map[string]string{allow: "true"}
+	cases := []struct {
+		name                   string
+		namespace, ovs         map[string]string // annotations of the Namespace and of the OperatorVersion
+		almCatalog, ownCatalog map[string]string // of alm-system/ops and ns/ops
+		source                 string            // namespace of spec.source
+		allowed                bool
+	}{
+		{name: "no opt-in", source: "alm-system"},
+		{name: "on the Namespace", namespace: yes, source: "ns", allowed: true},
+		{name: "on the Namespace, not \"true\"", namespace: map[string]string{allow: "yes"}, source: "ns"},
+		{name: "on the CatalogSource in ALM's namespace", almCatalog: yes, source: "alm-system", allowed: true},
+		{name: "on the tenant's own CatalogSource", ownCatalog: yes, source: "ns"},
+		{name: "on ALM's CatalogSource, but the version comes from the tenant's", almCatalog: yes, source: "ns"},
+		{name: "on the OperatorVersion (or the AppType it was copied from)", ovs: yes, source: "alm-system"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			scheme := runtime.NewScheme()
+			_ = clientgoscheme.AddToScheme(scheme)
+			_ = operatorsv1alpha1.AddToScheme(scheme)
+			var reads int
+			cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+				&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns", Annotations: c.namespace}},
+				&operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: "alm-system", Name: "ops", Annotations: c.almCatalog}},
+				&operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ops", Annotations: c.ownCatalog}},
+			).WithInterceptorFuncs(interceptor.Funcs{Get: func(ctx context.Context, cl client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				reads++
+				return cl.Get(ctx, key, obj, opts...)
+			}}).Build()
+			in := &Installer{Client: cl, Reader: cl, Access: &access.Checker{Policy: access.Policy{Namespace: "alm-system"}}}
+			ov := harness.Demo{Namespace: "ns", Name: "demo.v1.0.0", Version: "1.0.0"}.OperatorVersion()
+			ov.Annotations, ov.Spec.Source = c.ovs, &operatorsv1alpha1.CatalogReference{Namespace: c.source, Name: "ops"}
+			clean, err := NewPlan(ov, scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := in.policy(context.Background(), ov, clean); err != nil || reads != 0 {
+				t.Fatalf("a plan breaking no rule: %v, %d reads, want none", err, reads)
+			}
+			addObject(ov, strings.Replace(adminBinding, "%s", "ClusterRoleBinding", 1))
+			p, err := NewPlan(ov, scope)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = in.policy(context.Background(), ov, p)
+			if c.allowed != (err == nil) {
+				t.Fatalf("allowed %v, want %v (%v)", err == nil, c.allowed, err)
+			}
+			if err != nil && !strings.Contains(err.Error(), "kubectl annotate namespace ns "+allow+"=true") {
+				t.Errorf("refusal does not say where the opt-in goes: %v", err)
 			}
 		})
 	}

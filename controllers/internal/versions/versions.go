@@ -6,17 +6,14 @@ package versions
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/blang/semver/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/index"
-	"github.com/almproject/alm/catalog/policy"
 	"github.com/almproject/alm/controllers/internal/fieldindex"
 	"github.com/almproject/alm/controllers/internal/ownership"
 )
@@ -105,9 +102,8 @@ func Installed(all []operatorsv1alpha1.OperatorVersion) *operatorsv1alpha1.Opera
 	return installed
 }
 
-// Create creates ov for at: owned by the AppType (deleting the AppType uninstalls), labelled with its package and
-// annotated with the operators.alm.dev/allow-* opt-ins of the AppType and of the CatalogSource it comes from
-// (ov.Spec.Source), installed as the AppType's spec.serviceAccountName, and carrying finalizers from the start
+// Create creates ov for at: owned by the AppType (deleting the AppType uninstalls), labelled with its package,
+// installed as the AppType's spec.serviceAccountName, and carrying finalizers from the start
 // (the loops' Options.VersionFinalizers: the install loop's cleanup finalizer when the loop that removes it runs in
 // the same manager, which saves the install loop a request per version).
 // An OperatorVersion that already exists is left as it is.
@@ -123,44 +119,10 @@ func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType,
 	for _, f := range finalizers {
 		controllerutil.AddFinalizer(ov, f)
 	}
-	optIns, err := OptIns(ctx, c, at, ov.Spec.Source)
-	if err != nil {
-		return err
-	}
-	for k, v := range optIns {
-		if ov.Annotations == nil {
-			ov.Annotations = map[string]string{}
-		}
-		ov.Annotations[k] = v
-	}
 	if err := c.Create(ctx, ov); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating OperatorVersion %s/%s for AppType %s: %w", ov.Namespace, ov.Name, at.Name, err)
 	}
 	return nil
-}
-
-// OptIns are the opt-in annotations (operators.alm.dev/allow-<rule>, which the installer reads with
-// installer.AllowedFrom) that apply to a version of at served by the CatalogSource src: the CatalogSource's allow a
-// rule for every package it serves, the AppType's for its own. A rule either side allows ("true") is allowed; a
-// CatalogSource that is gone allows nothing.
-func OptIns(ctx context.Context, c client.Reader, at *operatorsv1alpha1.AppType, src *operatorsv1alpha1.CatalogReference) (map[string]string, error) {
-	out := map[string]string{}
-	add := func(annotations map[string]string) {
-		for k, v := range annotations {
-			if strings.HasPrefix(k, policy.AnnotationAllowPrefix) && out[k] != "true" {
-				out[k] = v
-			}
-		}
-	}
-	if src != nil {
-		cs := &operatorsv1alpha1.CatalogSource{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: src.Namespace, Name: src.Name}, cs); client.IgnoreNotFound(err) != nil {
-			return nil, fmt.Errorf("reading the opt-ins of CatalogSource %s/%s: %w", src.Namespace, src.Name, err)
-		}
-		add(cs.Annotations)
-	}
-	add(at.Annotations)
-	return out, nil
 }
 
 // GetActive reads the OperatorVersion key and the versions of its package in its namespace (all, itself included),

@@ -109,40 +109,15 @@ func TestInstalled(t *testing.T) {
 	}
 }
 
-// TestCreateCopiesOptIns: the operators.alm.dev/allow-* annotations of the AppType and of the CatalogSource the
-// version comes from, which the installer reads, are copied onto the OperatorVersions created for the AppType; other
-// annotations are not. A rule either side allows is allowed.
-func TestCreateCopiesOptIns(t *testing.T) {
+// TestCreateCopiesNoOptIns: the operators.alm.dev/allow-* annotations of the AppType and of the CatalogSource the
+// version comes from are not copied onto the OperatorVersion: the installer reads opt-ins only from a cluster admin's
+// objects when a plan breaks a rule (installer.Installer.optIns), never from the AppType or the OperatorVersion.
+func TestCreateCopiesNoOptIns(t *testing.T) {
 	const wildcard, privileged = "operators.alm.dev/allow-wildcard-rbac", "operators.alm.dev/allow-privileged-pod"
-	source := &operatorsv1alpha1.CatalogReference{Namespace: "alm-system", Name: "trusted"}
-	for _, tc := range []struct {
-		name          string
-		appType       map[string]string
-		catalogSource map[string]string // nil: no CatalogSource object
-		source        *operatorsv1alpha1.CatalogReference
-		want          map[string]string
-	}{
-		{name: "AppType only", appType: map[string]string{wildcard: "true", "example.com/note": "x"}, source: source, want: map[string]string{wildcard: "true"}},
-		{name: "CatalogSource only", appType: nil, catalogSource: map[string]string{privileged: "true", "example.com/note": "x"}, source: source, want: map[string]string{privileged: "true"}},
-		{name: "both, different rules", appType: map[string]string{wildcard: "true"}, catalogSource: map[string]string{privileged: "true"}, source: source, want: map[string]string{wildcard: "true", privileged: "true"}},
-		{name: "CatalogSource allows what the AppType does not", appType: map[string]string{privileged: "false"}, catalogSource: map[string]string{privileged: "true"}, source: source, want: map[string]string{privileged: "true"}},
-		{name: "AppType allows what the CatalogSource does not", appType: map[string]string{privileged: "true"}, catalogSource: map[string]string{privileged: "yes"}, source: source, want: map[string]string{privileged: "true"}},
-		{name: "CatalogSource value other than true", catalogSource: map[string]string{privileged: "yes"}, source: source, want: map[string]string{privileged: "yes"}},
-		{name: "CatalogSource gone", appType: map[string]string{wildcard: "true"}, source: source, want: map[string]string{wildcard: "true"}},
-		{name: "another CatalogSource's opt-ins do not apply", catalogSource: map[string]string{privileged: "true"}, source: &operatorsv1alpha1.CatalogReference{Namespace: "alm-system", Name: "other"}, want: map[string]string{}},
-		{name: "no source recorded", catalogSource: map[string]string{privileged: "true"}, want: map[string]string{}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := createWithOptIns(t, tc.appType, tc.catalogSource, tc.source)
-			if len(got) != len(tc.want) {
-				t.Errorf("annotations = %v, want %v", got, tc.want)
-			}
-			for k, v := range tc.want {
-				if got[k] != v {
-					t.Errorf("annotations = %v, want %v", got, tc.want)
-				}
-			}
-		})
+	got := createWithOptIns(t, map[string]string{wildcard: "true"}, map[string]string{privileged: "true"},
+		&operatorsv1alpha1.CatalogReference{Namespace: "alm-system", Name: "trusted"})
+	if len(got) != 0 {
+		t.Errorf("annotations = %v, want none", got)
 	}
 }
 
