@@ -185,3 +185,40 @@ func TestAttackDirectoryCatalogOutOfAdminRoot(t *testing.T) {
 	}
 	unresolvable(t, as, ns, "konnect-operator")
 }
+
+// TestAttackPlainHTTPRegistryWithoutInsecure: a catalog image on a registry that answers only plain HTTP — what a
+// network attacker who strips TLS offers — in ALM's own namespace, whose sources may use loopback, without
+// spec.image.insecure. go-containerregistry would fall back to HTTP by itself for a loopback or RFC 1918 registry
+// and send the pull credentials there; guard: image.Client's plainHTTPGuard (catalog/image/plainhttp.go). The source
+// is Ready=False ImageRefused naming spec.image.insecure, and the registry gets no manifest request; with insecure
+// set (loopback only) the same image is served.
+func TestAttackPlainHTTPRegistryWithoutInsecure(t *testing.T) {
+	startALM(t)
+	reg := harness.NewRegistry(t)
+	reg.PushCatalog(t, map[string][]byte{"configs/plain/catalog.yaml": []byte("schema: olm.package\nname: plain\n")}, "catalogs/plain:v1")
+	before, _ := reg.Requests()
+	admin := harness.Client(t, cp)
+	cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: almNamespace, Name: "plain-http"},
+		Spec: operatorsv1alpha1.CatalogSourceSpec{Image: &operatorsv1alpha1.ImageSource{Ref: reg.Ref("catalogs/plain:v1")}}}
+	if err := admin.Create(t.Context(), cs); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := admin.Delete(context.Background(), cs); err != nil {
+			t.Error(err)
+		}
+	})
+	servesNothing(t, waitCatalogReady(t, admin, almNamespace, cs.Name, metav1.ConditionFalse, operatorsv1alpha1.ReasonImageRefused,
+		"plain-http", "spec.image.insecure"))
+	if after, _ := reg.Requests(); after != before {
+		t.Errorf("the plain-HTTP registry got %d manifest requests from a source without insecure, want none", after-before)
+	}
+	if err := admin.Get(t.Context(), client.ObjectKeyFromObject(cs), cs); err != nil {
+		t.Fatal(err)
+	}
+	cs.Spec.Image.Insecure = true
+	if err := admin.Update(t.Context(), cs); err != nil {
+		t.Fatal(err)
+	}
+	waitCatalogReady(t, admin, almNamespace, cs.Name, metav1.ConditionTrue, operatorsv1alpha1.ReasonSynced, "from "+reg.Ref("catalogs/plain@sha256:"))
+}
