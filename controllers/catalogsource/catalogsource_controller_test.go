@@ -174,6 +174,26 @@ func TestDirectoryCatalog(t *testing.T) {
 	if _, served := reg.Digest(client.ObjectKey{Namespace: ns, Name: "outside"}); served {
 		t.Error("the refused CatalogSource outside is in the registry")
 	}
+	// A served source whose path changes to one it may not read stops serving what it loaded.
+	key := client.ObjectKey{Namespace: ns, Name: "etcd"}
+	cs := &operatorsv1alpha1.CatalogSource{}
+	if err := c.Get(t.Context(), key, cs); err != nil {
+		t.Fatal(err)
+	}
+	cs.Spec.Directory.Path = "/"
+	if err := c.Update(t.Context(), cs); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, c, key, func(cs *operatorsv1alpha1.CatalogSource) error {
+		cond := apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady)
+		if cond == nil || cond.Reason != operatorsv1alpha1.ReasonDirectoryRefused || cs.Status.BundleCount != 0 {
+			return fmt.Errorf("Ready %+v, %d bundles; want DirectoryRefused and none", cond, cs.Status.BundleCount)
+		}
+		return nil
+	})
+	if _, served := reg.Digest(key); served {
+		t.Error("CatalogSource etcd, refused after its path changed, is still in the registry")
+	}
 }
 
 func catalogRequest(ns string) index.Request {
