@@ -160,8 +160,9 @@ func TestAttackDirectoryCatalogReadsALMFilesystem(t *testing.T) {
 
 // TestAttackDirectoryCatalogOutOfAdminRoot: a cluster admin opened a root to every namespace
 // (--directory-catalog-root). A tenant's source under it is served; `/`, a path that climbs out with "..", and a
-// symlink under the root that leads to this checkout's bundles/ are refused and serve nothing. Guard:
-// DirectoryPolicy.Check's root rule, on the path with its symlinks and ".." resolved.
+// symlink under the root that leads to this checkout's bundles/ are refused and serve nothing (guard:
+// DirectoryPolicy.Check's root rule, on the path with its symlinks and ".." resolved); so is a directory under the
+// root whose catalog file links out of it (guard: the walk, walkDir).
 func TestAttackDirectoryCatalogOutOfAdminRoot(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -169,6 +170,17 @@ func TestAttackDirectoryCatalogOutOfAdminRoot(t *testing.T) {
 	}
 	harness.WriteBundle(t, filepath.Join(root, "team"), harness.Demo{Package: "shared", Name: "shared.v1.0.0", Version: "1.0.0"})
 	if err := os.Symlink(checkoutBundles(t), filepath.Join(root, "link")); err != nil {
+		t.Fatal(err)
+	}
+	// A directory under the root whose catalog file is a link to one outside it (another team's, say).
+	outside := filepath.Join(t.TempDir(), "catalog.yaml")
+	if err := os.WriteFile(outside, []byte("schema: olm.package\nname: outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "escape"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "escape", "catalog.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	startALM(t, func(o *loops.Options) { o.DirectoryCatalogRoot = root })
@@ -183,7 +195,11 @@ func TestAttackDirectoryCatalogOutOfAdminRoot(t *testing.T) {
 		servesNothing(t, waitCatalogReady(t, as, ns, name, metav1.ConditionFalse, operatorsv1alpha1.ReasonDirectoryRefused,
 			"spec.directory.path "+path, "is not under "+root, "--directory-catalog-root"))
 	}
+	directorySource(t, as, ns, "escape", filepath.Join(root, "escape"))
+	servesNothing(t, waitCatalogReady(t, as, ns, "escape", metav1.ConditionFalse, operatorsv1alpha1.ReasonDirectoryRefused,
+		"spec.directory.path "+filepath.Join(root, "escape"), "resolves to "+outside, "ALM does not follow links out"))
 	unresolvable(t, as, ns, "konnect-operator")
+	unresolvable(t, as, ns, "outside")
 }
 
 // TestAttackPlainHTTPRegistryWithoutInsecure: a catalog image on a registry that answers only plain HTTP — what a
