@@ -3,6 +3,7 @@ package image
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -121,15 +122,14 @@ func TestPlainHTTPOnlyInsecureAndLoopback(t *testing.T) {
 				if err == nil {
 					t.Fatalf("%s: Digest succeeded on a wire that answers nothing", ref)
 				}
-				if insecure || rfc1918[host] {
-					if r := asRefused(t, err); r.Rule != RulePlainHTTP {
-						t.Errorf("%s: refused by %s, want %s: %v", ref, r.Rule, RulePlainHTTP, err)
-					}
-				}
 				w.mu.Lock()
 				defer w.mu.Unlock()
 				if len(w.plain) > 0 {
 					t.Errorf("%s: plain-HTTP requests reached the wire: %v", ref, w.plain)
+				}
+				var r *RefusedError
+				if (insecure || rfc1918[host]) && (!errors.As(err, &r) || r.Rule != RulePlainHTTP) {
+					t.Errorf("%s: %v; want the HTTP fallback refused by %s", ref, err, RulePlainHTTP)
 				}
 				if len(w.dials) == 0 || w.tls == 0 {
 					t.Errorf("%s: dials %v, %d TLS handshakes; want the HTTPS attempt recorded", ref, w.dials, w.tls)
