@@ -24,15 +24,18 @@ type Options struct {
 	Keychain authn.Keychain
 	// CABundle is PEM certificates trusted in addition to the system roots.
 	CABundle []byte
-	// Insecure allows plain HTTP (meant for loopback registries). Loopback and RFC 1918 hosts are tried over
-	// HTTP after HTTPS even without it.
+	// Insecure allows plain HTTP to a registry on loopback: HTTPS is tried first, then HTTP, and an HTTP connection
+	// is made only to a loopback address (the address dialled, after name resolution). Without it no request goes
+	// over plain HTTP, though go-containerregistry would try HTTP by itself for loopback, *.local and RFC 1918
+	// registries (RulePlainHTTP).
 	Insecure bool
 	// DenyLoopback refuses to connect to a loopback or unspecified address (ALM's own host: its metrics and probe
 	// endpoints, sidecars), whatever name, redirect or DNS answer leads there. Set for catalogs of tenants: a
 	// CatalogSource's author chooses the hosts it names.
 	DenyLoopback bool
-	// Transport replaces the HTTP transport (tests); CABundle and DenyLoopback are then ignored.
-	Transport http.RoundTripper
+	// Dial replaces the dialer (tests: it records the addresses dialled and connects nowhere); DenyLoopback is then
+	// the caller's to enforce. The plain-HTTP rules (Insecure) apply all the same.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// CatalogLimits and BundleLimits bound pulls; zero fields take DefaultCatalogLimits and DefaultBundleLimits.
 	CatalogLimits, BundleLimits Limits
 }
@@ -49,13 +52,9 @@ type Client struct {
 
 // NewClient returns a Client for opts; it fails only on a CA bundle with no certificate.
 func NewClient(opts Options) (*Client, error) {
-	rt := opts.Transport
-	if rt == nil {
-		t, err := transportFor(opts.CABundle, opts.DenyLoopback)
-		if err != nil {
-			return nil, err
-		}
-		rt = t
+	rt, err := transportFor(opts)
+	if err != nil {
+		return nil, err
 	}
 	kc := opts.Keychain
 	if kc == nil {
@@ -75,30 +74,45 @@ func NewClient(opts Options) (*Client, error) {
 	return c, nil
 }
 
-// transportFor is the default transport, trusting the system roots plus the certificates of caBundle, and with
-// denyLoopback never connecting to a loopback or unspecified address.
-func transportFor(caBundle []byte, denyLoopback bool) (http.RoundTripper, error) {
+// transportFor is a Client's transport: trusting the system roots plus the certificates of opts.CABundle; with
+// opts.DenyLoopback never connecting to a loopback or unspecified address; plain HTTP only as Options.Insecure says
+// (guarded).
+func transportFor(opts Options) (http.RoundTripper, error) {
 	base, ok := remote.DefaultTransport.(*http.Transport)
 	if !ok {
 		return nil, errors.New("remote.DefaultTransport is not an *http.Transport")
 	}
 	t := base.Clone()
-	if denyLoopback {
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	if opts.DenyLoopback {
 		// Checked on the address dialled, after name resolution: a host name that resolves to 127.0.0.1 is refused too.
-		t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: refuseLoopback}).DialContext
+		dialer.Control = refuseLoopback
 	}
+	dial := dialer.DialContext
+	if opts.Dial != nil {
+		dial = opts.Dial
+	}
+	t.DialContext = dial
+	if err := trustCABundle(t, opts.CABundle); err != nil {
+		return nil, err
+	}
+	return guarded(t, dial, opts.Insecure), nil
+}
+
+// trustCABundle makes t trust the certificates of caBundle besides the system roots.
+func trustCABundle(t *http.Transport, caBundle []byte) error {
 	if len(caBundle) == 0 {
-		return t, nil
+		return nil
 	}
 	pool, err := x509.SystemCertPool()
 	if err != nil {
 		pool = x509.NewCertPool()
 	}
 	if !pool.AppendCertsFromPEM(caBundle) {
-		return nil, errors.New("CA bundle: no PEM certificate found")
+		return errors.New("CA bundle: no PEM certificate found")
 	}
 	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return t, nil
+	return nil
 }
 
 // refuseLoopback is a net.Dialer Control that refuses loopback and unspecified addresses.

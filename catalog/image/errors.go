@@ -100,6 +100,16 @@ func Reason(err error) string {
 	var refused *RefusedError
 	if errors.As(err, &refused) {
 		switch refused.Rule {
+		case RulePlainHTTP:
+			// Refused when go-containerregistry fell back to HTTP: the HTTPS attempt's failure, if it was a TLS or a
+			// connection error, says more.
+			var oerr *net.OpError
+			if isTLSError(err) {
+				return ReasonTLS
+			}
+			if errors.As(err, &oerr) {
+				return ReasonUnreachable
+			}
 		case RuleCompressedSize, RuleUncompressedSize, RuleEntries, RuleFileSize:
 			return ReasonTooLarge
 		case RuleDigest:

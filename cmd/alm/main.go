@@ -142,6 +142,10 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 			"refused with a condition that says how to proceed. Installs that name a ServiceAccount are always checked against it.")
 	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", catalogsource.DefaultResync,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
+	fs.StringVar(&o.loopOptions.DirectoryCatalogRoot, "directory-catalog-root", "",
+		"Absolute directory of ALM's filesystem under which directory CatalogSources (spec.directory.path) of every namespace may serve bundles, "+
+			"symlinks and \"..\" resolved. Default: none, so only CatalogSources in ALM's namespace (--namespace) may serve a directory. "+
+			"No CatalogSource may serve --bundle-cache-dir or a directory that holds it.")
 	fs.StringVar(&o.bundleCacheDir, "bundle-cache-dir", filepath.Join(os.TempDir(), "alm-bundles"),
 		"Directory where bundle images are unpacked, by digest, before they are verified and installed (shared by the install, upgrade and requirements loops). "+
 			"Anything in it may be removed; give it its own volume (e.g. an emptyDir).")
@@ -172,6 +176,9 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 			return nil, nil, nil
 		}
 		return nil, nil, fmt.Errorf("%w (see --help)", err)
+	}
+	if root := o.loopOptions.DirectoryCatalogRoot; root != "" && !filepath.IsAbs(root) {
+		return nil, nil, fmt.Errorf("--directory-catalog-root %q is not an absolute path (see --help)", root)
 	}
 	if o.bundleCacheSize < 1 {
 		return nil, nil, fmt.Errorf("--bundle-cache-size is %d; it must be at least 1 (see --help)", o.bundleCacheSize)

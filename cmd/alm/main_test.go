@@ -152,7 +152,8 @@ func TestHelpExplainsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatalf("alm --help: %v\n%s", err, out)
 	}
-	for _, flag := range []string{"--loops", "--leader-elect", "--health-probe-bind-address", "--metrics-bind-address", "--metrics-secure", "--metrics-cert-dir", "--kubeconfig", "--zap-log-level"} {
+	for _, flag := range []string{"--loops", "--leader-elect", "--health-probe-bind-address", "--metrics-bind-address", "--metrics-secure",
+		"--metrics-cert-dir", "--kubeconfig", "--zap-log-level", "--directory-catalog-root"} {
 		name := strings.TrimPrefix(flag, "-")
 		if !strings.Contains(string(out), name) {
 			t.Errorf("--help does not explain %s:\n%s", flag, out)

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -52,6 +51,8 @@ type Reconciler struct {
 	// Reader reads the pull Secrets and CA ConfigMaps an image source names, at each poll: the API server, not
 	// the manager's cache, which holds no Secrets and only the ConfigMaps of catalogs (cmd/alm). nil: Client.
 	Reader client.Reader
+	// Directories says which namespaces may serve which directories; the zero value lets none.
+	Directories DirectoryPolicy
 }
 
 // loaded is what reading a source found: its contents (nil when unchanged since the last load) and a digest that
@@ -115,7 +116,13 @@ func (r *Reconciler) failed(ctx context.Context, cs *operatorsv1alpha1.CatalogSo
 	var pull *pullError
 	var invalid *invalidSpecError
 	var invalidPull *imagepull.InvalidSpecError
+	var refusedDir *directoryRefusedError
 	switch {
+	case errors.As(err, &refusedDir):
+		// Refused by policy: serve nothing, not even what an earlier spec loaded.
+		reason = operatorsv1alpha1.ReasonDirectoryRefused
+		r.Registry.Delete(client.ObjectKeyFromObject(cs))
+		st.Packages, st.PackageCount, st.BundleCount, st.RejectedBundles, st.RejectedCount = nil, 0, 0, nil, 0
 	case errors.As(err, &pull):
 		reason = pull.reason
 	case errors.As(err, &invalid), errors.As(err, &invalidPull):
@@ -171,18 +178,7 @@ func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSour
 		}
 		return loaded{contents: img.contents, digest: img.digest, image: img}, nil
 	case cs.Spec.Directory != nil:
-		digest, err := dirDigest(cs.Spec.Directory.Path)
-		if err != nil {
-			return loaded{}, fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
-		}
-		if old, ok := r.Registry.Digest(client.ObjectKeyFromObject(cs)); ok && old == digest {
-			return loaded{digest: digest}, nil // unchanged: Set keeps the loaded contents
-		}
-		contents, err := fbc.LoadDir(cs.Spec.Directory.Path)
-		if err != nil {
-			return loaded{}, fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
-		}
-		return loaded{contents: contents, digest: digest}, nil
+		return r.loadDirectory(cs)
 	case cs.Spec.ConfigMap != nil:
 		selector, err := Selector(cs)
 		if err != nil {
@@ -200,6 +196,31 @@ func (r *Reconciler) load(ctx context.Context, cs *operatorsv1alpha1.CatalogSour
 		return loaded{contents: configmap.Load(list.Items), digest: hex.EncodeToString(h.Sum(nil))}, nil
 	}
 	return loaded{}, &invalidSpecError{errors.New("spec: none of configMap, directory and image is set")}
+}
+
+// loadDirectory reads a directory source, once the policy allows its namespace to read the path: the path is
+// resolved and checked before anything under it is read.
+func (r *Reconciler) loadDirectory(cs *operatorsv1alpha1.CatalogSource) (loaded, error) {
+	dir, err := r.Directories.Check(cs.Namespace, cs.Spec.Directory.Path)
+	if err != nil {
+		return loaded{}, err
+	}
+	digest, err := dirDigest(dir)
+	if err != nil {
+		var refused *directoryRefusedError
+		if errors.As(err, &refused) {
+			return loaded{}, err
+		}
+		return loaded{}, fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
+	}
+	if old, ok := r.Registry.Digest(client.ObjectKeyFromObject(cs)); ok && old == digest {
+		return loaded{digest: digest}, nil // unchanged: Set keeps the loaded contents
+	}
+	contents, err := fbc.LoadDir(dir)
+	if err != nil {
+		return loaded{}, fmt.Errorf("spec.directory.path %s: %w", cs.Spec.Directory.Path, err)
+	}
+	return loaded{contents: contents, digest: digest}, nil
 }
 
 // invalidSpecError: the CatalogSource's spec cannot be served until it is changed.
@@ -224,22 +245,15 @@ func Selector(cs *operatorsv1alpha1.CatalogSource) (labels.Selector, error) {
 	return selector.Add(*req), nil
 }
 
-// dirDigest hashes the paths, sizes and modification times under dir: cheap enough to poll.
+// dirDigest hashes the paths, sizes and modification times under dir: cheap enough to poll. The walk refuses what
+// ALM does not read (walkDir), so the catalog loader that runs after it reads only the directory's own files.
 func dirDigest(dir string) (string, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return "", err
 	}
 	h := sha256.New()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
+	err := walkDir(dir, func(path string, info fs.FileInfo) {
 		fmt.Fprintf(h, "%s %d %d\n", path, info.Size(), info.ModTime().UnixNano())
-		return nil
 	})
 	return hex.EncodeToString(h.Sum(nil)), err
 }

@@ -42,7 +42,8 @@ func start(t *testing.T) (client.Client, *registry.Registry) {
 	// ALM's own cache and client options (cmd/alm): a loop that read through them what they do not hold (an
 	// unlabelled ConfigMap, a Secret) would fail here as it would in ALM.
 	harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
-		return (&catalogsource.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: reg, Resync: time.Second}).SetupWithManager(mgr)
+		return (&catalogsource.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: reg, Resync: time.Second,
+			Directories: catalogsource.DirectoryPolicy{Namespace: "alm-system", Root: testdata(t)}}).SetupWithManager(mgr)
 	}, func(o *ctrl.Options) { o.Cache, o.Client = loops.CacheOptions(), loops.ClientOptions() })
 	return harness.Client(t, cp), reg
 }
@@ -130,27 +131,69 @@ func TestConfigMapCatalogFollowsItsConfigMaps(t *testing.T) {
 	waitStatus(t, c, key, counts(1, 1, 0))
 }
 
-func TestDirectoryCatalog(t *testing.T) {
-	c, _ := start(t)
-	ns := harness.Namespace(t, c, "catsrc-dir")
-	etcd, err := filepath.Abs(filepath.Join("..", "..", "catalog", "testdata", "etcd"))
+// testdata is catalog/testdata, the directory the tests' CatalogSources of every namespace may serve.
+func testdata(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "catalog", "testdata"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, path := range map[string]string{"etcd": etcd, "missing": "/nonexistent/bundles"} {
+	return dir
+}
+
+// TestDirectoryCatalog: a directory under the root the admin opened is served in any namespace; a missing one is a
+// source error naming the path; one outside the root is refused and serves nothing.
+func TestDirectoryCatalog(t *testing.T) {
+	c, reg := start(t)
+	ns := harness.Namespace(t, c, "catsrc-dir")
+	root := testdata(t)
+	for name, path := range map[string]string{"etcd": filepath.Join(root, "etcd"), "missing": filepath.Join(root, "nonexistent"), "outside": "/"} {
 		if err := c.Create(t.Context(), &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
 			Spec: operatorsv1alpha1.CatalogSourceSpec{Directory: &operatorsv1alpha1.DirectorySource{Path: path}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitStatus(t, c, client.ObjectKey{Namespace: ns, Name: "etcd"}, counts(1, 2, 0))
-	waitStatus(t, c, client.ObjectKey{Namespace: ns, Name: "missing"}, func(cs *operatorsv1alpha1.CatalogSource) error {
+	for name, want := range map[string][]string{
+		"missing": {operatorsv1alpha1.ReasonSourceError, filepath.Join(root, "nonexistent")},
+		"outside": {operatorsv1alpha1.ReasonDirectoryRefused, "spec.directory.path / is not under " + root, "--directory-catalog-root"},
+	} {
+		waitStatus(t, c, client.ObjectKey{Namespace: ns, Name: name}, func(cs *operatorsv1alpha1.CatalogSource) error {
+			cond := apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady)
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != want[0] {
+				return fmt.Errorf("Ready condition %+v, want False %s", cond, want[0])
+			}
+			for _, s := range want[1:] {
+				if !strings.Contains(cond.Message, s) {
+					return fmt.Errorf("Ready message %q does not say %q", cond.Message, s)
+				}
+			}
+			return nil
+		})
+	}
+	if _, served := reg.Digest(client.ObjectKey{Namespace: ns, Name: "outside"}); served {
+		t.Error("the refused CatalogSource outside is in the registry")
+	}
+	// A served source whose path changes to one it may not read stops serving what it loaded.
+	key := client.ObjectKey{Namespace: ns, Name: "etcd"}
+	cs := &operatorsv1alpha1.CatalogSource{}
+	if err := c.Get(t.Context(), key, cs); err != nil {
+		t.Fatal(err)
+	}
+	cs.Spec.Directory.Path = "/"
+	if err := c.Update(t.Context(), cs); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, c, key, func(cs *operatorsv1alpha1.CatalogSource) error {
 		cond := apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady)
-		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != operatorsv1alpha1.ReasonSourceError || !strings.Contains(cond.Message, "/nonexistent/bundles") {
-			return fmt.Errorf("Ready condition %+v, want False SourceError naming the path", cond)
+		if cond == nil || cond.Reason != operatorsv1alpha1.ReasonDirectoryRefused || cs.Status.BundleCount != 0 {
+			return fmt.Errorf("Ready %+v, %d bundles; want DirectoryRefused and none", cond, cs.Status.BundleCount)
 		}
 		return nil
 	})
+	if _, served := reg.Digest(key); served {
+		t.Error("CatalogSource etcd, refused after its path changed, is still in the registry")
+	}
 }
 
 func catalogRequest(ns string) index.Request {

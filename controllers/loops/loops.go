@@ -52,6 +52,10 @@ type Options struct {
 	InstallTimeout time.Duration
 	// CatalogResync is how often directory CatalogSources are read again.
 	CatalogResync time.Duration
+	// DirectoryCatalogRoot is the directory under which CatalogSources of every namespace may serve a directory (the
+	// manager's --directory-catalog-root); empty: only CatalogSources in Namespace may. No CatalogSource may serve the
+	// bundle cache (Bundles.Cache.Dir).
+	DirectoryCatalogRoot string
 	// Bundles verifies bundle content against the digest it was resolved to and pulls bundle images through one
 	// on-disk cache, with the pull options of each image CatalogSource; the install, upgrade and requirements loops
 	// share it. nil: content in spec is verified, bundle images cannot be pulled.
@@ -89,6 +93,16 @@ func (o Options) accessPolicy() access.Policy {
 	return access.Policy{TrustAllNamespaces: o.TrustAllNamespaces, Namespace: o.Namespace}
 }
 
+// directoryPolicy is which directories the CatalogSources of each namespace may serve: any in ALM's namespace, those
+// under DirectoryCatalogRoot elsewhere, and never the bundle cache.
+func (o Options) directoryPolicy() catalogsource.DirectoryPolicy {
+	p := catalogsource.DirectoryPolicy{Namespace: o.Namespace, Root: o.DirectoryCatalogRoot}
+	if o.Bundles != nil && o.Bundles.Cache != nil && o.Bundles.Cache.Dir != "" {
+		p.Forbidden = []string{o.Bundles.Cache.Dir}
+	}
+	return p
+}
+
 // bundles is o.Bundles with its image clients told which namespaces are trusted (the same as for installs: a
 // cluster admin's namespaces may use registries on loopback), read with mgr's API reader. Every loop that pulls
 // calls it, so that any selection of loops in a process sets it.
@@ -123,7 +137,8 @@ type Loop struct {
 // All lists every loop, in start order.
 var All = []Loop{
 	{Name: "catalogsource", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		r := &catalogsource.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: o.Registry, Resync: o.CatalogResync}
+		r := &catalogsource.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: o.Registry, Resync: o.CatalogResync,
+			Directories: o.directoryPolicy()}
 		if b := o.bundles(mgr); b != nil {
 			r.Images = b.Clients // one registry login per CatalogSource, for its catalog and its bundles
 		}

@@ -14,7 +14,11 @@ type ConfigMapSource struct {
 
 // DirectorySource serves a directory of bundles or File-Based Catalog documents in ALM's filesystem.
 type DirectorySource struct {
-	// path is an absolute path in the ALM manager's filesystem.
+	// path is an absolute path in the ALM manager's filesystem. Only CatalogSources in ALM's namespace may name
+	// any path; those of other namespaces only a path under the manager's --directory-catalog-root (none unless a
+	// cluster admin sets it); no CatalogSource a path that overlaps the bundle cache (--bundle-cache-dir). The path
+	// is checked with its symlinks and ".." resolved, and the walk does not leave it: a source that breaks a rule
+	// serves nothing and is Ready=False with reason DirectoryRefused.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:Pattern=`^/`

@@ -99,6 +99,12 @@ const (
 	ReasonSourceError       = "SourceError"
 	ReasonBundlesRejected   = "BundlesRejected"
 	ReasonAllBundlesValid   = "AllBundlesValid"
+	// ReasonDirectoryRefused: a directory CatalogSource names a path its namespace may not read (only ALM's namespace
+	// may, and other namespaces under the manager's --directory-catalog-root; no namespace under
+	// --bundle-cache-dir), or the directory holds what ALM does not walk (a symlink out of it, a special file
+	// system, a device or FIFO). The source serves nothing; the message names spec.directory.path, the rule and the
+	// fix.
+	ReasonDirectoryRefused = "DirectoryRefused"
 
 	// Reasons of an image CatalogSource's Ready=False and of an OperatorVersion whose bundle image cannot be pulled:
 	// what went wrong with the registry or the image. The message names the image and the cause.
