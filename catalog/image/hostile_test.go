@@ -75,7 +75,7 @@ func hostileRows() []hostileRow {
 }
 
 // TestHostileImagesRefused pulls each hostile layer as a catalog and as a bundle: each is refused naming the
-// image, the layer, the entry and the rule, and nothing is written anywhere.
+// image, the layer, the entry and the rule, and nothing is left anywhere (a catalog's scratch directory is removed).
 func TestHostileImagesRefused(t *testing.T) {
 	reg := newRegistry(t, false, nil)
 	pusher := newClient(t, Options{})
@@ -89,8 +89,8 @@ func TestHostileImagesRefused(t *testing.T) {
 				repo := fmt.Sprintf("hostile/%s%d", kind, i)
 				ref := reg.ref(repo + ":1")
 				digest := push(t, pusher, imageOfLayers(t, nil, layer), ref)
-				c := newClient(t, Options{CatalogLimits: row.limits, BundleLimits: row.limits})
 				sandbox := t.TempDir()
+				c := newClient(t, Options{CatalogLimits: row.limits, BundleLimits: row.limits, ScratchDir: sandbox})
 				reg.counts.reset()
 				var err error
 				if kind == "catalog" {
@@ -135,7 +135,7 @@ func assertEmpty(t *testing.T, dir string) {
 		if err == nil && !d.IsDir() {
 			t.Errorf("written: %s", p)
 		}
-		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".tmp-") {
+		if err == nil && d.IsDir() && (strings.HasPrefix(d.Name(), ".tmp-") || strings.HasPrefix(d.Name(), "catalog-")) {
 			t.Errorf("temporary directory left: %s", p)
 		}
 		return err
@@ -161,7 +161,7 @@ func TestSafeLinksInsideKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"p/catalog.json": "cat", "q/link.json": "cat", "hard.json": "cat"}
-	if got := stringsOf(cat.Files); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := filesOf(t, cat); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("files = %v, want %v", got, want)
 	}
 }

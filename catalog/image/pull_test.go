@@ -47,12 +47,17 @@ func catalogImage(t *testing.T, files map[string]string) v1.Image {
 	return img
 }
 
-func stringsOf(files map[string][]byte) map[string]string {
-	out := map[string]string{}
-	for p, data := range files {
-		out[p] = string(data)
+// filesOf returns the files a pulled catalog extracted, then closes it and checks that Close removed them.
+func filesOf(t *testing.T, cat *Catalog) map[string]string {
+	t.Helper()
+	files := readTree(t, cat.Dir)
+	if err := cat.Close(); err != nil {
+		t.Fatal(err)
 	}
-	return out
+	if _, err := os.Stat(cat.Dir); !os.IsNotExist(err) {
+		t.Errorf("Close left %s: %v", cat.Dir, err)
+	}
+	return files
 }
 
 func TestCatalogRoundTrip(t *testing.T) {
@@ -70,12 +75,17 @@ func TestCatalogRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := stringsOf(cat.Files); !reflect.DeepEqual(got, catalogFiles) {
+	if got := filesOf(t, cat); !reflect.DeepEqual(got, catalogFiles) {
 		t.Errorf("files = %v, want %v", got, catalogFiles)
 	}
 	if cat.Digest != pushed || cat.ConfigsDir != "/configs" || cat.Labels[LabelConfigs] != "/configs" {
 		t.Errorf("catalog = %s %s %v", cat.Digest, cat.ConfigsDir, cat.Labels)
 	}
+	cat, err = c.PullCatalog(ctx, ref, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
 	data, err := fs.ReadFile(cat.FS(), "etcd/catalog.json")
 	if err != nil || string(data) != catalogFiles["etcd/catalog.json"] {
 		t.Errorf("FS: %q, %v", data, err)
@@ -248,8 +258,9 @@ func TestIndexCatalogChoosesPlatform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := cat.Files["p/mine.json"]; !ok || len(cat.Files) != 1 || cat.Digest != digest {
-		t.Errorf("files %v digest %s", stringsOf(cat.Files), cat.Digest)
+	files := filesOf(t, cat)
+	if _, ok := files["p/mine.json"]; !ok || len(files) != 1 || cat.Digest != digest {
+		t.Errorf("files %v digest %s", files, cat.Digest)
 	}
 }
 
@@ -297,7 +308,7 @@ func TestWhiteouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"b.json": "b", "sub/c.json": "c", "old/f.json": "f", "new.json": "new"}
-	if got := stringsOf(cat.Files); !reflect.DeepEqual(got, want) {
+	if got := filesOf(t, cat); !reflect.DeepEqual(got, want) {
 		t.Errorf("files = %v, want %v", got, want)
 	}
 }
@@ -361,7 +372,7 @@ func TestTagMoved(t *testing.T) {
 	d2 := push(t, c, catalogImage(t, map[string]string{"p/v2.json": "2"}), ref)
 
 	cat, err := c.PullCatalog(ctx, ref, d1)
-	if err != nil || cat.Digest != d1 || string(cat.Files["p/v1.json"]) != "1" {
+	if err != nil || cat.Digest != d1 || filesOf(t, cat)["p/v1.json"] != "1" {
 		t.Fatalf("pull of the polled digest: %v, %v", cat, err)
 	}
 	lie.Store(d1)
@@ -447,7 +458,7 @@ func TestPullErrorsClassified(t *testing.T) {
 	if d, err := c.Digest(ctx, ref); err != nil || d != pushed {
 		t.Fatalf("Digest over TLS with auth = %s, %v", d, err)
 	}
-	if cat, err := c.PullCatalog(ctx, ref, pushed); err != nil || len(cat.Files) != len(catalogFiles) {
+	if cat, err := c.PullCatalog(ctx, ref, pushed); err != nil || len(filesOf(t, cat)) != len(catalogFiles) {
 		t.Fatalf("PullCatalog over TLS with auth: %v", err)
 	}
 	// Check asks with the client's own credentials even for a digest reference: the credentials that pulled it
@@ -524,7 +535,7 @@ func TestLayerCompressions(t *testing.T) {
 			ref := reg.ref("catalogs/" + tc.name + ":1")
 			digest := push(t, c, imageOfLayers(t, nil, layer), ref)
 			cat, err := c.PullCatalog(context.Background(), ref, digest)
-			if err != nil || string(cat.Files["p/catalog.json"]) != "{}" {
+			if err != nil || filesOf(t, cat)["p/catalog.json"] != "{}" {
 				t.Fatalf("%v, %v", cat, err)
 			}
 		})

@@ -85,7 +85,15 @@ func (r *Reconciler) loadImage(ctx context.Context, cs *operatorsv1alpha1.Catalo
 	if err != nil {
 		return nil, &pullError{reason: imagepull.Reason(err), err: fmt.Errorf("catalog image %s: %w", ref, err)}
 	}
-	contents := fbc.LoadFiles(cat.Files, load.ref+":"+cat.ConfigsDir+"/") // reads each file once and lets it go
+	// The catalog is on disk; each file is parsed as a stream of documents, one file at a time, and the files are
+	// removed once parsed.
+	contents, err := fbc.LoadFS(cat.FS(), load.ref+":"+cat.ConfigsDir+"/")
+	if cerr := cat.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog image %s: reading the extracted catalog: %w", ref, err)
+	}
 	resolveBundleTags(ctx, ic, contents)
 	load.contents = contents
 	return load, nil
