@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -79,6 +80,47 @@ type LoadOptions struct {
 	// Catalog bundles whole (bundle.Metadata.Raw), so rendering writes it back. The index alone (LoadDir) keeps
 	// no manifests and only the part of olm.csv.metadata an OperatorVersion shows.
 	ForRender bool
+	// MaxDocumentBytes bounds one document (0: DefaultMaxDocumentBytes). Decoding holds a whole document and the
+	// values made of it in memory, several times its size, so one huge document in a catalog image would take as
+	// much memory as it is large: a larger document ends its file with a problem naming the limit.
+	MaxDocumentBytes int64
+}
+
+// DefaultMaxDocumentBytes is the default of LoadOptions.MaxDocumentBytes: 16 MiB. The largest real documents are
+// olm.bundle documents whose olm.bundle.object properties carry a bundle's manifests (CRDs included) in base64, a
+// few MiB.
+const DefaultMaxDocumentBytes = 16 << 20
+
+// errDocumentTooLarge ends the reading of a file at a document over the limit.
+type errDocumentTooLarge struct{ limit int64 }
+
+func (e *errDocumentTooLarge) Error() string {
+	return fmt.Sprintf("a document of more than %d bytes (the limit of one File-Based Catalog document)", e.limit)
+}
+
+// docReader counts the bytes read since the last document was decoded and fails once they pass the limit. Reads
+// are at most 64 KiB, so the decoder's read-ahead (counted for the next document) stays within that.
+// Once tripped, it reads nothing more.
+type docReader struct {
+	r           io.Reader
+	limit, used int64
+	tripped     error
+}
+
+func (d *docReader) Read(p []byte) (int, error) {
+	if d.tripped != nil {
+		return 0, d.tripped
+	}
+	if len(p) > 64<<10 {
+		p = p[:64<<10]
+	}
+	n, err := d.r.Read(p)
+	d.used += int64(n)
+	if d.used > d.limit {
+		d.tripped = &errDocumentTooLarge{limit: d.limit}
+		return n, d.tripped
+	}
+	return n, err
 }
 
 // LoadDirWith is LoadDir with options.
@@ -208,10 +250,21 @@ func Load(r io.Reader, path string) *Contents {
 // LoadWith is Load with options.
 func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 	c := &Contents{}
-	dec := k8syaml.NewYAMLOrJSONDecoder(r, 4096)
-	for {
+	limit := opts.MaxDocumentBytes
+	if limit <= 0 {
+		limit = DefaultMaxDocumentBytes
+	}
+	counted := &docReader{r: r, limit: limit}
+	dec := k8syaml.NewYAMLOrJSONDecoder(counted, 4096)
+	for ; ; counted.used = 0 {
 		var d fbcDoc
-		if err := dec.Decode(&d); err != nil {
+		err := dec.Decode(&d)
+		if counted.tripped != nil { // whatever the decoder made of it (it may retry what it buffered as YAML)
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC,
+				"split the catalog into smaller documents: one olm.bundle document per bundle", "%v", counted.tripped))
+			return c
+		}
+		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "fix the document syntax; `almctl catalog render` writes valid documents",
 					"%v", err))

@@ -245,6 +245,10 @@ func TestBenchChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		fmt.Printf("%s%d\n", servingPrefix, serving.Nanoseconds())
+	case "huge-poll":
+		if err := hugePoll(ref); err != nil {
+			t.Fatal(err)
+		}
 	case "push":
 		if err := pushCatalog(ref); err != nil {
 			t.Fatal(err)
