@@ -99,7 +99,9 @@ func TestLoadDocumentLimit(t *testing.T) {
 	pkg := func(name, pad string) string {
 		return `{"schema":"olm.package","name":"` + name + `","pad":"` + pad + `"}` + "\n"
 	}
-	yamlPkg := func(name, pad string) string { return "schema: olm.package\nname: " + name + "\npad: " + pad + "\n---\n" }
+	yamlPkg := func(name, pad string) string {
+		return "schema: olm.package\nname: " + name + "\npad: " + pad + "\n---\n"
+	}
 	small, large := strings.Repeat("a", 100<<10), strings.Repeat("a", 300<<10)
 	for _, tc := range []struct {
 		name     string
