@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Labels of OLM's image formats.
@@ -38,14 +39,23 @@ type Catalog struct {
 	// below Options.ScratchDir; read it, then Close the Catalog.
 	Dir string
 
-	tmp string // the temporary directory holding Dir
+	tmp      string // the temporary directory holding Dir
+	space    *Space // where reserved bytes are given back
+	reserved int64
+	once     sync.Once
 }
 
 // FS returns the files as an fs.FS (for FBC loaders that walk a file system, reading one file at a time).
 func (c *Catalog) FS() fs.FS { return os.DirFS(c.Dir) }
 
-// Close removes the extracted files from disk.
-func (c *Catalog) Close() error { return os.RemoveAll(c.tmp) }
+// Close removes the extracted files from disk (and gives their space back to Options.Space).
+func (c *Catalog) Close() error {
+	err := os.RemoveAll(c.tmp)
+	if err == nil {
+		c.once.Do(func() { c.space.release(c.reserved) })
+	}
+	return err
+}
 
 // PullCatalog pulls the catalog image ref at digest (normally the result of Digest on the same ref) and extracts
 // its File-Based Catalog to a new directory below Options.ScratchDir: the image is fetched by digest, so a tag that
@@ -76,21 +86,23 @@ func (c *Client) PullCatalog(ctx context.Context, ref, digest string) (*Catalog,
 		return nil, fmt.Errorf("image %s: scratch directory: %w", f.name(), err)
 	}
 	cat := &Catalog{Ref: f.name(), Digest: f.ref.DigestStr(), Labels: f.labels, ConfigsDir: "/" + root,
-		Dir: filepath.Join(tmp, "configs"), tmp: tmp}
-	if err := extractCatalog(f, c.opts.CatalogLimits, root, hasLabel, tmp, ref); err != nil {
+		Dir: filepath.Join(tmp, "configs"), tmp: tmp, space: c.opts.Space}
+	if err := c.extractCatalog(f, cat, root, hasLabel, ref); err != nil {
 		_ = cat.Close()
 		return nil, err
 	}
 	return cat, nil
 }
 
-// extractCatalog extracts the files under root to tmp/configs, staging them in tmp/.staged.
-func extractCatalog(f *fetched, limits Limits, root string, hasLabel bool, tmp, ref string) error {
-	stage := filepath.Join(tmp, ".staged")
+// extractCatalog extracts the files under root to cat's directory, staging them in a sibling.
+func (c *Client) extractCatalog(f *fetched, cat *Catalog, root string, hasLabel bool, ref string) error {
+	stage := filepath.Join(cat.tmp, ".staged")
 	if err := os.Mkdir(stage, 0o700); err != nil {
 		return fmt.Errorf("image %s: %w", f.name(), err)
 	}
-	x := newExtraction(f.name(), stage, limits, []string{root}, sqliteDefaultPath)
+	x := newExtraction(f.name(), stage, c.opts.CatalogLimits, []string{root}, sqliteDefaultPath)
+	x.space = c.opts.Space
+	defer func() { cat.reserved = x.reserved }()
 	if err := x.run(f); err != nil {
 		return err
 	}
@@ -102,7 +114,7 @@ func extractCatalog(f *fetched, limits Limits, root string, hasLabel bool, tmp, 
 		return &RefusedError{Image: f.name(), Rule: RuleNoContent,
 			Detail: fmt.Sprintf("no File-Based Catalog files under /%s", root)}
 	}
-	if err := place(filepath.Join(tmp, "configs"), files); err != nil {
+	if err := place(cat.Dir, files); err != nil {
 		return fmt.Errorf("image %s: %w", f.name(), err)
 	}
 	return os.RemoveAll(stage)

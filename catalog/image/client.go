@@ -39,6 +39,9 @@ type Options struct {
 	// ScratchDir is where PullCatalog extracts catalogs (each to a directory of its own, removed by Catalog.Close);
 	// "" means os.TempDir(). It needs room for CatalogLimits.MaxUncompressed per pull in progress.
 	ScratchDir string
+	// Space, shared by the Clients that extract to one ScratchDir, bounds the disk their catalog pulls in progress
+	// use together; nil: each pull is bounded by CatalogLimits alone.
+	Space *Space
 }
 
 // Client pulls and pushes images with one set of Options. It keeps authenticated connections per repository,

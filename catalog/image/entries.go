@@ -109,6 +109,10 @@ func (x *extraction) file(i int, p string, hdr *tar.Header, r io.Reader) error {
 	if hdr.Size > max {
 		return &ruleError{rule: RuleFileSize, detail: fmt.Sprintf("file of %d bytes, over the limit of %d", hdr.Size, max)}
 	}
+	if err := x.space.reserve(hdr.Size); err != nil {
+		return err
+	}
+	x.reserved += hdr.Size
 	x.staged++
 	staged := filepath.Join(x.stage, strconv.Itoa(x.staged))
 	f, err := os.OpenFile(staged, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)

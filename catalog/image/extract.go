@@ -36,13 +36,15 @@ type node struct {
 // so memory does not grow with the size of the files: no more than the limits allow is ever written. Outside the
 // roots only names, sizes and counts are checked and nothing is kept, except whether each probe path exists.
 type extraction struct {
-	image  string
-	limits Limits
-	roots  []string
-	probes map[string]int // probe path -> layer that wrote it; absent if it does not exist
-	files  map[string]*node
-	stage  string // directory of the staged files, created by the caller
-	staged int    // staged files written so far (their names)
+	image    string
+	limits   Limits
+	roots    []string
+	probes   map[string]int // probe path -> layer that wrote it; absent if it does not exist
+	files    map[string]*node
+	stage    string // directory of the staged files, created by the caller
+	staged   int    // staged files written so far (their names)
+	space    *Space // where the staged files' sizes are reserved (nil: nowhere)
+	reserved int64  // bytes reserved in space
 
 	entries                  int
 	compressed, uncompressed budget

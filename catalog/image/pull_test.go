@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -539,5 +540,43 @@ func TestLayerCompressions(t *testing.T) {
 				t.Fatalf("%v, %v", cat, err)
 			}
 		})
+	}
+}
+
+// TestSpaceSharedByPulls: pulls sharing a Space may not hold more than its MaxBytes on disk at once; a pull that
+// would is stopped (a *SpaceError, not a refusal of the image) and leaves nothing, and Close gives the space back.
+func TestSpaceSharedByPulls(t *testing.T) {
+	reg := newRegistry(t, false, nil)
+	space := &Space{MaxBytes: 3000}
+	scratch := t.TempDir()
+	c := newClient(t, Options{Space: space, ScratchDir: scratch})
+	ctx := context.Background()
+	ref := reg.ref("catalogs/space:1")
+	digest := push(t, c, catalogImage(t, map[string]string{"p/catalog.json": strings.Repeat("x", 2000)}), ref)
+	held, err := c.PullCatalog(ctx, ref, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if space.Used() != 2000 {
+		t.Errorf("Used = %d while a 2000-byte catalog is extracted", space.Used())
+	}
+	_, err = c.PullCatalog(ctx, ref, digest)
+	var full *SpaceError
+	if !errors.As(err, &full) || Reason(err) != ReasonPullFailed || !strings.Contains(err.Error(), "3000 bytes") {
+		t.Fatalf("second pull: %v, want a SpaceError naming the limit", err)
+	}
+	t.Log(err)
+	if entries, _ := os.ReadDir(scratch); len(entries) != 1 || space.Used() != 2000 {
+		t.Errorf("after the stopped pull: scratch holds %v, %d bytes reserved", entries, space.Used())
+	}
+	if err := held.Close(); err != nil || space.Used() != 0 {
+		t.Fatalf("Close: %v, %d bytes still reserved", err, space.Used())
+	}
+	again, err := c.PullCatalog(ctx, ref, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := filesOf(t, again); len(files) != 1 || space.Used() != 0 {
+		t.Errorf("files %d, %d bytes reserved after Close", len(files), space.Used())
 	}
 }
