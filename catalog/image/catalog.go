@@ -120,6 +120,26 @@ func (c *Client) extractCatalog(f *fetched, cat *Catalog, root string, hasLabel 
 	return os.RemoveAll(stage)
 }
 
+// RemoveScratch removes from dir the catalog directories that pulls (PullCatalog with Options.ScratchDir dir) left
+// there: a process that stopped before it closed its catalogs. Call it at start, before any pull.
+func RemoveScratch(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), "catalog-") {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func sqliteRefusal(image, ref, why string) error {
 	return &RefusedError{Image: image, Rule: RuleSQLite, Detail: fmt.Sprintf(
 		"a SQLite index image (%s) is not read: convert it with `opm migrate %s <dir>`, then build and push a "+

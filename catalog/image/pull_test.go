@@ -580,3 +580,22 @@ func TestSpaceSharedByPulls(t *testing.T) {
 		t.Errorf("files %d, %d bytes reserved after Close", len(files), space.Used())
 	}
 }
+
+// TestRemoveScratch removes the catalog directories a stopped process left, and nothing else.
+func TestRemoveScratch(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"catalog-123/configs/p", "other/x"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveScratch(dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != "other" {
+		t.Errorf("left %v, want only other", entries)
+	}
+	if err := RemoveScratch(filepath.Join(dir, "missing")); err != nil {
+		t.Errorf("missing directory: %v", err)
+	}
+}

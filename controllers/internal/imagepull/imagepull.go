@@ -135,6 +135,9 @@ type Clients struct {
 	// ScratchDir is where catalog images are extracted while they are parsed (image.Options.ScratchDir); "": the
 	// system's temporary directory. Set before first use.
 	ScratchDir string
+	// Space bounds the disk the catalog pulls in progress use together in ScratchDir (image.Options.Space); nil:
+	// only each pull's limits. Set before first use.
+	Space *image.Space
 
 	mu sync.Mutex
 	m  map[types.NamespacedName]entry
@@ -164,7 +167,7 @@ func (cl *Clients) For(ctx context.Context, c client.Reader, cs *operatorsv1alph
 	if e, ok := cl.m[key]; ok && e.fingerprint == fp {
 		return e.client, nil
 	}
-	opts.ScratchDir = cl.ScratchDir
+	opts.ScratchDir, opts.Space = cl.ScratchDir, cl.Space
 	ic, err := image.NewClient(opts)
 	if err != nil {
 		return nil, fmt.Errorf("spec.image.caBundle: %w", err)
