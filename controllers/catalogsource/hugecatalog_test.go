@@ -310,3 +310,25 @@ func hugePoll(ref string) error {
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return nil
 }
+
+// BombImage returns a catalog image whose one gzip layer (a few MiB) holds the package p and then files of
+// padding adding up to total bytes uncompressed: a decompression bomb, for the tests of package catalogsource_test.
+func BombImage(total int64) (v1.Image, error) {
+	layer, err := hugeLayer(func(tw *tar.Writer) error {
+		if err := writeFile(tw, "configs/p/catalog.json", []byte(hugeFBC)); err != nil {
+			return err
+		}
+		for i, left := 0, total; left > 0; i++ {
+			n := min(left, hugePieceBytes)
+			if err := writePadding(tw, fmt.Sprintf("configs/padding-%02d.txt", i), n, false); err != nil {
+				return err
+			}
+			left -= n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mutate.AppendLayers(empty.Image, layer)
+}
