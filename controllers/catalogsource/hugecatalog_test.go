@@ -332,3 +332,22 @@ func BombImage(total int64) (v1.Image, error) {
 	}
 	return mutate.AppendLayers(empty.Image, layer)
 }
+
+// One catalog is parsed at a time: a parse waits while another holds the slot, and gives up with its context.
+func TestParseCatalogOneAtATime(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/catalog.json", []byte(hugeFBC), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parsing <- struct{}{} // another catalog is being parsed
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if c, err := parseCatalog(ctx, &image.Catalog{Dir: dir}, "x:"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("parsed %v, %v while another parse held the slot", c, err)
+	}
+	<-parsing
+	c, err := parseCatalog(context.Background(), &image.Catalog{Dir: dir}, "x:")
+	if err != nil || len(c.Bundles) != 1 {
+		t.Fatalf("parse: %v, %v", c, err)
+	}
+}
