@@ -84,7 +84,19 @@ type LoadOptions struct {
 	// values made of it in memory, several times its size, so one huge document in a catalog image would take as
 	// much memory as it is large: a larger document ends its file with a problem naming the limit.
 	MaxDocumentBytes int64
+	// MaxDocuments bounds the documents read from one file (Load), or from all files of one catalog (LoadFS): 0
+	// means DefaultMaxDocuments. What is made of a document stays in memory (the index holds every bundle), so
+	// a catalog of many small documents would otherwise take memory without bound; the documents past the limit are
+	// not read, and a problem names the limit.
+	MaxDocuments int
+
+	documents *int // documents read so far by the files of one LoadFS
 }
+
+// DefaultMaxDocuments is the default of LoadOptions.MaxDocuments: 100,000 documents, ten times a 10,000-bundle
+// catalog. The loaded contents of a minimal olm.bundle document take about 2 KB (TestHugeCatalogImageMemoryBounded
+// in controllers/catalogsource), so the limit holds them to about 200 MB.
+const DefaultMaxDocuments = 100_000
 
 // DefaultMaxDocumentBytes is the default of LoadOptions.MaxDocumentBytes: 16 MiB. The largest real documents are
 // olm.bundle documents whose olm.bundle.object properties carry a bundle's manifests (CRDs included) in base64, a
@@ -254,6 +266,13 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 	if limit <= 0 {
 		limit = DefaultMaxDocumentBytes
 	}
+	maxDocs := opts.MaxDocuments
+	if maxDocs <= 0 {
+		maxDocs = DefaultMaxDocuments
+	}
+	if opts.documents == nil {
+		opts.documents = new(int)
+	}
 	counted := &docReader{r: r, limit: limit}
 	dec := k8syaml.NewYAMLOrJSONDecoder(counted, 4096)
 	for ; ; counted.used = 0 {
@@ -263,6 +282,13 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC,
 				"split the catalog into smaller documents: one olm.bundle document per bundle", "%v", counted.tripped))
 			return c
+		}
+		if err == nil {
+			if *opts.documents++; *opts.documents > maxDocs {
+				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "split the catalog into several CatalogSources",
+					"more than %d documents in the catalog; the rest is not read", maxDocs))
+				return c
+			}
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
@@ -448,9 +474,17 @@ func LoadFS(fsys fs.FS, prefix string) (*Contents, error) {
 // LoadFSWith is LoadFS with options.
 func LoadFSWith(fsys fs.FS, prefix string, opts LoadOptions) (*Contents, error) {
 	c := &Contents{}
+	opts.documents = new(int)
+	maxDocs := opts.MaxDocuments
+	if maxDocs <= 0 {
+		maxDocs = DefaultMaxDocuments
+	}
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !IsFBCFile(path) {
 			return err
+		}
+		if *opts.documents > maxDocs {
+			return fs.SkipAll // the file that passed the limit said so
 		}
 		f, err := fsys.Open(path)
 		if err != nil {

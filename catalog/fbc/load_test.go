@@ -125,3 +125,24 @@ func TestLoadDocumentLimit(t *testing.T) {
 		})
 	}
 }
+
+// MaxDocuments bounds the documents of one file (Load) and of all files of a catalog together (LoadFS); the
+// documents past it are not read, and one problem names the limit.
+func TestLoadDocumentCount(t *testing.T) {
+	two := func(a, b string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte(`{"schema":"olm.package","name":"` + a + `"}` + "\n" + `{"schema":"olm.package","name":"` + b + `"}`)}
+	}
+	fsys := fstest.MapFS{"a.json": two("a1", "a2"), "b.json": two("b1", "b2"), "c.json": two("c1", "c2")}
+	c, err := LoadFSWith(fsys, "img:", LoadOptions{MaxDocuments: 3})
+	if err != nil || len(c.Packages) != 3 || len(c.Problems) != 1 || c.Problems[0].Path != "img:b.json" ||
+		!strings.Contains(c.Problems[0].Detail, "more than 3 documents") {
+		t.Errorf("LoadFS: %+v, %v; want a1 a2 b1 and one problem in b.json", c, err)
+	}
+	if c, err := LoadFSWith(fsys, "img:", LoadOptions{MaxDocuments: 6}); err != nil || len(c.Packages) != 6 || len(c.Problems) != 0 {
+		t.Errorf("LoadFS under the limit: %+v, %v", c, err)
+	}
+	one := LoadWith(strings.NewReader(strings.Repeat(`{"schema":"olm.package","name":"p"}`+"\n", 5)), "f.json", LoadOptions{MaxDocuments: 2})
+	if len(one.Packages) != 2 || len(one.Problems) != 1 {
+		t.Errorf("Load: %+v; want 2 packages and a problem", one)
+	}
+}

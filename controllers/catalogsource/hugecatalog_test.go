@@ -53,8 +53,9 @@ const (
 // hugeShapes are the catalogs measured: "many" files (2 GiB under /configs: a real package, 64 MiB of FBC documents
 // of another schema, the rest in files that are not FBC files, which opm and ALM ignore), "one" huge file (refused
 // by the per-file limit before its content is read), "doc": a file that is one FBC document as large as the
-// per-file limit allows (refused by the per-document limit, the rest of the catalog served), and "json" and "yaml":
-// a document just under the per-document limit, the most one document can make the parser hold.
+// per-file limit allows (refused by the per-document limit, the rest of the catalog served), "json" and "yaml": a
+// document just under the per-document limit, the most one document can make the parser hold, and "tiny": 96 MiB of
+// minimal bundle documents, cut off at the document limit.
 var hugeShapes = map[string]struct {
 	want   string // "serving ...", or the refusal rule
 	layers func(*tar.Writer) error
@@ -66,6 +67,20 @@ var hugeShapes = map[string]struct {
 	"doc":  {"serving 1 bundles, 1 rejected", withDoc(image.DefaultCatalogLimits().MaxFileSize-1<<20, false)},
 	"json": {"serving 1 bundles, 0 rejected", withDoc(fbc.DefaultMaxDocumentBytes-64<<10, false)},
 	"yaml": {"serving 1 bundles, 0 rejected", withDoc(fbc.DefaultMaxDocumentBytes-64<<10, true)},
+	"tiny": {fmt.Sprintf("serving %d bundles, 1 rejected", fbc.DefaultMaxDocuments-2), writeTinyBundles},
+}
+
+// writeTinyBundles writes 96 MiB of minimal olm.bundle documents (about 400,000) after the package p: what the
+// parser keeps of each document stays in memory, so their number is what is bounded (fbc.DefaultMaxDocuments).
+func writeTinyBundles(tw *tar.Writer) error {
+	var b bytes.Buffer
+	b.WriteString(hugeFBC)
+	for i := 0; b.Len() < 96<<20; i++ {
+		fmt.Fprintf(&b, `{"schema":"olm.bundle","package":"p","name":"p.v0.0.%d","image":"registry.example/p@sha256:`+
+			`0000000000000000000000000000000000000000000000000000000000000000","properties":[{"type":"olm.package",`+
+			`"value":{"packageName":"p","version":"0.0.%d"}}]}`+"\n", i, i)
+	}
+	return writeFile(tw, "configs/p/catalog.json", b.Bytes())
 }
 
 // withDoc writes the real package and a file that is one padding document of size bytes.
@@ -210,7 +225,7 @@ func TestHugeCatalogImageMemoryBounded(t *testing.T) {
 	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")
-	for _, shape := range []string{"many", "one", "doc", "json", "yaml"} {
+	for _, shape := range []string{"many", "one", "doc", "json", "yaml", "tiny"} {
 		t.Run(shape, func(t *testing.T) {
 			start := time.Now()
 			layer, err := hugeLayer(hugeShapes[shape].layers)
@@ -302,7 +317,7 @@ func vmHWM(pid int) (int64, error) {
 func hugePoll(ref string) error {
 	r := &Reconciler{Registry: registry.New(), Images: &imagepull.Clients{ScratchDir: os.Getenv(hugeScratchEnv)}}
 	summary, _, err := pollOnce(context.Background(), r, benchSource(ref))
-	outcome := fmt.Sprintf("serving %d bundles, %d rejected %v", summary.Bundles, summary.RejectedCount, summary.Rejected)
+	outcome := fmt.Sprintf("serving %d bundles, %d rejected", summary.Bundles, summary.RejectedCount)
 	if err != nil {
 		outcome = fmt.Sprintf("refused (%s): %v", imagepull.Reason(err), err)
 	}
