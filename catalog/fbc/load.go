@@ -262,11 +262,10 @@ func Load(r io.Reader, path string) *Contents {
 // LoadWith is Load with options.
 func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 	c := &Contents{}
-	limit := opts.MaxDocumentBytes
+	limit, maxDocs := opts.MaxDocumentBytes, opts.MaxDocuments
 	if limit <= 0 {
 		limit = DefaultMaxDocumentBytes
 	}
-	maxDocs := opts.MaxDocuments
 	if maxDocs <= 0 {
 		maxDocs = DefaultMaxDocuments
 	}
@@ -278,66 +277,69 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 	for ; ; counted.used = 0 {
 		var d fbcDoc
 		err := dec.Decode(&d)
-		if counted.tripped != nil { // whatever the decoder made of it (it may retry what it buffered as YAML)
+		switch {
+		case counted.tripped != nil: // whatever the decoder made of it (it may retry what it buffered as YAML)
 			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC,
 				"split the catalog into smaller documents: one olm.bundle document per bundle", "%v", counted.tripped))
 			return c
-		}
-		if err == nil {
-			if *opts.documents++; *opts.documents > maxDocs {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "split the catalog into several CatalogSources",
-					"more than %d documents in the catalog; the rest is not read", maxDocs))
-				return c
-			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "fix the document syntax; `almctl catalog render` writes valid documents",
-					"%v", err))
-			}
+		case errors.Is(err, io.EOF):
+			return c
+		case err != nil:
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "fix the document syntax; `almctl catalog render` writes valid documents",
+				"%v", err))
 			return c
 		}
-		switch d.Schema {
-		case declcfg.SchemaPackage:
-			if d.Name == "" {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.package without a name"))
-				continue
-			}
-			c.Packages = append(c.Packages, PackageDoc{Name: d.Name, DefaultChannel: d.DefaultChannel, Path: path})
-		case declcfg.SchemaChannel:
-			if d.Name == "" || d.Package == "" {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q without a name or package", d.Name))
-				continue
-			}
-			var entries []declcfg.ChannelEntry
-			if err := unmarshalEntries(d.Entries, &entries); err != nil {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q: entries: %v", d.Name, err))
-				continue
-			}
-			c.Channels = append(c.Channels, ChannelDoc{Package: d.Package, Name: d.Name, Entries: entries, Path: path})
-		case declcfg.SchemaDeprecation:
-			dep := deprecation.Doc{Deprecation: declcfg.Deprecation{Schema: d.Schema, Package: d.Package}, Path: path}
-			if err := unmarshalEntries(d.Entries, &dep.Entries); err != nil {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.deprecations of %q: entries: %v", d.Package, err))
-				continue
-			}
-			c.Deprecations = append(c.Deprecations, dep)
-		case declcfg.SchemaBundle:
-			b, p := bundleFromDoc(&d, path, opts)
-			if p != nil {
-				c.Problems = append(c.Problems, *p)
-				continue
-			}
-			c.Bundles = append(c.Bundles, b)
-		case "":
-			if d.Kind != "" {
-				c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument,
-					"bundle manifests belong in a bundle directory: <bundle>/manifests/ and <bundle>/metadata/annotations.yaml",
-					"a %s outside a bundle directory is ignored", d.Kind))
-			} else {
-				c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument, "File-Based Catalog documents have a schema field",
-					"a document without schema is ignored"))
-			}
+		if *opts.documents++; *opts.documents > maxDocs {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "split the catalog into several CatalogSources",
+				"more than %d documents in the catalog; the rest is not read", maxDocs))
+			return c
+		}
+		c.add(&d, path, opts)
+	}
+}
+
+// add keeps one decoded document, or the problem it has.
+func (c *Contents) add(d *fbcDoc, path string, opts LoadOptions) {
+	switch d.Schema {
+	case declcfg.SchemaPackage:
+		if d.Name == "" {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.package without a name"))
+			return
+		}
+		c.Packages = append(c.Packages, PackageDoc{Name: d.Name, DefaultChannel: d.DefaultChannel, Path: path})
+	case declcfg.SchemaChannel:
+		if d.Name == "" || d.Package == "" {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q without a name or package", d.Name))
+			return
+		}
+		var entries []declcfg.ChannelEntry
+		if err := unmarshalEntries(d.Entries, &entries); err != nil {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q: entries: %v", d.Name, err))
+			return
+		}
+		c.Channels = append(c.Channels, ChannelDoc{Package: d.Package, Name: d.Name, Entries: entries, Path: path})
+	case declcfg.SchemaDeprecation:
+		dep := deprecation.Doc{Deprecation: declcfg.Deprecation{Schema: d.Schema, Package: d.Package}, Path: path}
+		if err := unmarshalEntries(d.Entries, &dep.Entries); err != nil {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.deprecations of %q: entries: %v", d.Package, err))
+			return
+		}
+		c.Deprecations = append(c.Deprecations, dep)
+	case declcfg.SchemaBundle:
+		b, p := bundleFromDoc(d, path, opts)
+		if p != nil {
+			c.Problems = append(c.Problems, *p)
+			return
+		}
+		c.Bundles = append(c.Bundles, b)
+	case "":
+		if d.Kind != "" {
+			c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument,
+				"bundle manifests belong in a bundle directory: <bundle>/manifests/ and <bundle>/metadata/annotations.yaml",
+				"a %s outside a bundle directory is ignored", d.Kind))
+		} else {
+			c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument, "File-Based Catalog documents have a schema field",
+				"a document without schema is ignored"))
 		}
 	}
 }
