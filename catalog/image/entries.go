@@ -131,7 +131,7 @@ func (x *extraction) file(i int, p string, hdr *tar.Header, r io.Reader) error {
 		return err
 	}
 	x.replace(i, p, false)
-	x.files[p] = &node{layer: i, staged: staged}
+	x.keep(p, &node{layer: i, staged: staged})
 	return nil
 }
 
@@ -146,7 +146,7 @@ func (x *extraction) symlink(i int, p, root, target string) error {
 		return &ruleError{rule: RuleLinkEscape, detail: fmt.Sprintf("symlink to %q leaves %q", target, "/"+root)}
 	}
 	x.replace(i, p, false)
-	x.files[p] = &node{layer: i, link: t, isLink: true}
+	x.keep(p, &node{layer: i, link: t, isLink: true})
 	return nil
 }
 
@@ -161,7 +161,7 @@ func (x *extraction) hardlink(i int, p, root, target string) error {
 		return &ruleError{rule: RuleLinkEscape, detail: fmt.Sprintf("hard link to %q, which is not a file before it", target)}
 	}
 	x.replace(i, p, false)
-	x.files[p] = &node{layer: i, staged: n.staged}
+	x.keep(p, &node{layer: i, staged: n.staged})
 	return nil
 }
 
@@ -198,7 +198,19 @@ func (x *extraction) whiteout(i int, dir, base string) error {
 	return nil
 }
 
-// remove deletes what layers below i kept at p (a path, or a prefix ending in "/"; "" is everything).
+// keep records a file or link at p, and p's directories in x.dirs.
+func (x *extraction) keep(p string, n *node) {
+	x.files[p] = n
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if _, ok := x.dirs[d]; ok {
+			break // and so are its ancestors
+		}
+		x.dirs[d] = struct{}{}
+	}
+}
+
+// remove deletes what layers below i kept at p (a path, or a prefix ending in "/"; "" is everything). A path, or a
+// prefix that was never a directory of a kept file, costs one lookup: only a directory's removal walks the files.
 func (x *extraction) remove(p string, i int) {
 	match := func(q string) bool {
 		if strings.HasSuffix(p, "/") || p == "" {
@@ -214,6 +226,16 @@ func (x *extraction) remove(p string, i int) {
 	if x.rootOf(strings.TrimSuffix(p, "/")) == "" && !x.coversRoot(p) {
 		return
 	}
+	if p != "" && !strings.HasSuffix(p, "/") {
+		if n, ok := x.files[p]; ok && n.layer < i {
+			delete(x.files, p)
+		}
+		return
+	}
+	if _, ok := x.dirs[strings.TrimSuffix(p, "/")]; p != "" && !ok {
+		return
+	}
+	x.walks++
 	for q, n := range x.files {
 		if n.layer < i && match(q) {
 			delete(x.files, q)

@@ -41,18 +41,20 @@ type extraction struct {
 	roots    []string
 	probes   map[string]int // probe path -> layer that wrote it; absent if it does not exist
 	files    map[string]*node
-	stage    string // directory of the staged files, created by the caller
-	staged   int    // staged files written so far (their names)
-	space    *Space // where the staged files' sizes are reserved (nil: nowhere)
-	reserved int64  // bytes reserved in space
+	dirs     map[string]struct{} // the directories of the kept files (ever: a stale one only costs a walk)
+	stage    string              // directory of the staged files, created by the caller
+	staged   int                 // staged files written so far (their names)
+	space    *Space              // where the staged files' sizes are reserved (nil: nowhere)
+	reserved int64               // bytes reserved in space
 
+	walks                    int // removals that walked all kept files
 	entries                  int
 	compressed, uncompressed budget
 }
 
 func newExtraction(image, stage string, limits Limits, roots []string, probes ...string) *extraction {
 	x := &extraction{image: image, stage: stage, limits: limits, roots: roots, probes: map[string]int{},
-		files:        map[string]*node{},
+		files: map[string]*node{}, dirs: map[string]struct{}{},
 		compressed:   budget{rule: RuleCompressedSize, limit: limits.MaxCompressed},
 		uncompressed: budget{rule: RuleUncompressedSize, limit: limits.MaxUncompressed}}
 	for _, p := range probes {

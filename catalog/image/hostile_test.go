@@ -213,3 +213,28 @@ func TestDenyLoopback(t *testing.T) {
 		}
 	}
 }
+
+// Applying an entry costs one lookup, not a walk over every file kept so far: many files (and whiteouts of files)
+// walk nothing; only the whiteout of a directory walks, once.
+func TestEntriesDoNotWalkKeptFiles(t *testing.T) {
+	x := newExtraction("img", t.TempDir(), DefaultCatalogLimits(), []string{"configs"})
+	add := func(layer int, name string) {
+		t.Helper()
+		hdr := &tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: 1}
+		if err := x.entry(layer, hdr, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2000 {
+		add(0, fmt.Sprintf("configs/d%02d/f%04d.json", i%20, i))
+	}
+	add(1, "configs/d00/f0000.json")     // replaces a lower file
+	add(1, "configs/d01/.wh.f0001.json") // a whiteout of a file
+	if x.walks != 0 || len(x.files) != 1999 {
+		t.Fatalf("%d walks, %d files; want none and 1999", x.walks, len(x.files))
+	}
+	add(1, "configs/.wh.d02") // a whiteout of a directory
+	if x.walks == 0 || len(x.files) != 1899 {
+		t.Errorf("%d walks, %d files after the directory's whiteout; want some and 1899", x.walks, len(x.files))
+	}
+}
