@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -79,6 +80,59 @@ type LoadOptions struct {
 	// Catalog bundles whole (bundle.Metadata.Raw), so rendering writes it back. The index alone (LoadDir) keeps
 	// no manifests and only the part of olm.csv.metadata an OperatorVersion shows.
 	ForRender bool
+	// MaxDocumentBytes bounds one document (0: DefaultMaxDocumentBytes). Decoding holds a whole document and the
+	// values made of it in memory, several times its size, so one huge document in a catalog image would take as
+	// much memory as it is large: a larger document ends its file with a problem naming the limit.
+	MaxDocumentBytes int64
+	// MaxDocuments bounds the documents read from one file (Load), or from all files of one catalog (LoadFS): 0
+	// means DefaultMaxDocuments. What is made of a document stays in memory (the index holds every bundle), so
+	// a catalog of many small documents would otherwise take memory without bound; the documents past the limit are
+	// not read, and a problem names the limit.
+	MaxDocuments int
+
+	documents *int // documents read so far by the files of one LoadFS
+}
+
+// DefaultMaxDocuments is the default of LoadOptions.MaxDocuments: 100,000 documents, ten times a 10,000-bundle
+// catalog. The loaded contents of a minimal olm.bundle document take about 2 KB (TestHugeCatalogImageMemoryBounded
+// in controllers/catalogsource), so the limit holds them to about 200 MB.
+const DefaultMaxDocuments = 100_000
+
+// DefaultMaxDocumentBytes is the default of LoadOptions.MaxDocumentBytes: 16 MiB. The largest real documents are
+// olm.bundle documents whose olm.bundle.object properties carry a bundle's manifests (CRDs included) in base64, a
+// few MiB.
+const DefaultMaxDocumentBytes = 16 << 20
+
+// errDocumentTooLarge ends the reading of a file at a document over the limit.
+type errDocumentTooLarge struct{ limit int64 }
+
+func (e *errDocumentTooLarge) Error() string {
+	return fmt.Sprintf("a document of more than %d bytes (the limit of one File-Based Catalog document)", e.limit)
+}
+
+// docReader counts the bytes read since the last document was decoded and fails once they pass the limit. Reads
+// are at most 64 KiB, so the decoder's read-ahead (counted for the next document) stays within that.
+// Once tripped, it reads nothing more.
+type docReader struct {
+	r           io.Reader
+	limit, used int64
+	tripped     error
+}
+
+func (d *docReader) Read(p []byte) (int, error) {
+	if d.tripped != nil {
+		return 0, d.tripped
+	}
+	if len(p) > 64<<10 {
+		p = p[:64<<10]
+	}
+	n, err := d.r.Read(p)
+	d.used += int64(n)
+	if d.used > d.limit {
+		d.tripped = &errDocumentTooLarge{limit: d.limit}
+		return n, d.tripped
+	}
+	return n, err
 }
 
 // LoadDirWith is LoadDir with options.
@@ -208,57 +262,84 @@ func Load(r io.Reader, path string) *Contents {
 // LoadWith is Load with options.
 func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 	c := &Contents{}
-	dec := k8syaml.NewYAMLOrJSONDecoder(r, 4096)
-	for {
+	limit, maxDocs := opts.MaxDocumentBytes, opts.MaxDocuments
+	if limit <= 0 {
+		limit = DefaultMaxDocumentBytes
+	}
+	if maxDocs <= 0 {
+		maxDocs = DefaultMaxDocuments
+	}
+	if opts.documents == nil {
+		opts.documents = new(int)
+	}
+	counted := &docReader{r: r, limit: limit}
+	dec := k8syaml.NewYAMLOrJSONDecoder(counted, 4096)
+	for ; ; counted.used = 0 {
 		var d fbcDoc
-		if err := dec.Decode(&d); err != nil {
-			if !errors.Is(err, io.EOF) {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "fix the document syntax; `almctl catalog render` writes valid documents",
-					"%v", err))
-			}
+		err := dec.Decode(&d)
+		switch {
+		case counted.tripped != nil: // whatever the decoder made of it (it may retry what it buffered as YAML)
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC,
+				"split the catalog into smaller documents: one olm.bundle document per bundle", "%v", counted.tripped))
+			return c
+		case errors.Is(err, io.EOF):
+			return c
+		case err != nil:
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "fix the document syntax; `almctl catalog render` writes valid documents",
+				"%v", err))
 			return c
 		}
-		switch d.Schema {
-		case declcfg.SchemaPackage:
-			if d.Name == "" {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.package without a name"))
-				continue
-			}
-			c.Packages = append(c.Packages, PackageDoc{Name: d.Name, DefaultChannel: d.DefaultChannel, Path: path})
-		case declcfg.SchemaChannel:
-			if d.Name == "" || d.Package == "" {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q without a name or package", d.Name))
-				continue
-			}
-			var entries []declcfg.ChannelEntry
-			if err := unmarshalEntries(d.Entries, &entries); err != nil {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q: entries: %v", d.Name, err))
-				continue
-			}
-			c.Channels = append(c.Channels, ChannelDoc{Package: d.Package, Name: d.Name, Entries: entries, Path: path})
-		case declcfg.SchemaDeprecation:
-			dep := deprecation.Doc{Deprecation: declcfg.Deprecation{Schema: d.Schema, Package: d.Package}, Path: path}
-			if err := unmarshalEntries(d.Entries, &dep.Entries); err != nil {
-				c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.deprecations of %q: entries: %v", d.Package, err))
-				continue
-			}
-			c.Deprecations = append(c.Deprecations, dep)
-		case declcfg.SchemaBundle:
-			b, p := bundleFromDoc(&d, path, opts)
-			if p != nil {
-				c.Problems = append(c.Problems, *p)
-				continue
-			}
-			c.Bundles = append(c.Bundles, b)
-		case "":
-			if d.Kind != "" {
-				c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument,
-					"bundle manifests belong in a bundle directory: <bundle>/manifests/ and <bundle>/metadata/annotations.yaml",
-					"a %s outside a bundle directory is ignored", d.Kind))
-			} else {
-				c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument, "File-Based Catalog documents have a schema field",
-					"a document without schema is ignored"))
-			}
+		if *opts.documents++; *opts.documents > maxDocs {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "split the catalog into several CatalogSources",
+				"more than %d documents in the catalog; the rest is not read", maxDocs))
+			return c
+		}
+		c.add(&d, path, opts)
+	}
+}
+
+// add keeps one decoded document, or the problem it has.
+func (c *Contents) add(d *fbcDoc, path string, opts LoadOptions) {
+	switch d.Schema {
+	case declcfg.SchemaPackage:
+		if d.Name == "" {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.package without a name"))
+			return
+		}
+		c.Packages = append(c.Packages, PackageDoc{Name: d.Name, DefaultChannel: d.DefaultChannel, Path: path})
+	case declcfg.SchemaChannel:
+		if d.Name == "" || d.Package == "" {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q without a name or package", d.Name))
+			return
+		}
+		var entries []declcfg.ChannelEntry
+		if err := unmarshalEntries(d.Entries, &entries); err != nil {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.channel %q: entries: %v", d.Name, err))
+			return
+		}
+		c.Channels = append(c.Channels, ChannelDoc{Package: d.Package, Name: d.Name, Entries: entries, Path: path})
+	case declcfg.SchemaDeprecation:
+		dep := deprecation.Doc{Deprecation: declcfg.Deprecation{Schema: d.Schema, Package: d.Package}, Path: path}
+		if err := unmarshalEntries(d.Entries, &dep.Entries); err != nil {
+			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "", "olm.deprecations of %q: entries: %v", d.Package, err))
+			return
+		}
+		c.Deprecations = append(c.Deprecations, dep)
+	case declcfg.SchemaBundle:
+		b, p := bundleFromDoc(d, path, opts)
+		if p != nil {
+			c.Problems = append(c.Problems, *p)
+			return
+		}
+		c.Bundles = append(c.Bundles, b)
+	case "":
+		if d.Kind != "" {
+			c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument,
+				"bundle manifests belong in a bundle directory: <bundle>/manifests/ and <bundle>/metadata/annotations.yaml",
+				"a %s outside a bundle directory is ignored", d.Kind))
+		} else {
+			c.Problems = append(c.Problems, bundle.Warnf(path, bundle.RuleIgnoredDocument, "File-Based Catalog documents have a schema field",
+				"a document without schema is ignored"))
 		}
 	}
 }
@@ -395,9 +476,17 @@ func LoadFS(fsys fs.FS, prefix string) (*Contents, error) {
 // LoadFSWith is LoadFS with options.
 func LoadFSWith(fsys fs.FS, prefix string, opts LoadOptions) (*Contents, error) {
 	c := &Contents{}
+	opts.documents = new(int)
+	maxDocs := opts.MaxDocuments
+	if maxDocs <= 0 {
+		maxDocs = DefaultMaxDocuments
+	}
 	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !IsFBCFile(path) {
 			return err
+		}
+		if *opts.documents > maxDocs {
+			return fs.SkipAll // the file that passed the limit said so
 		}
 		f, err := fsys.Open(path)
 		if err != nil {

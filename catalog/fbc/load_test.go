@@ -92,3 +92,57 @@ func TestLoadFilesMatchesLoadFSAndDrainsTheMap(t *testing.T) {
 		t.Errorf("files left in the map: %v; want only the file that is not a catalog", files)
 	}
 }
+
+// A document over LoadOptions.MaxDocumentBytes ends its file with a problem naming the limit; the documents before
+// it stay, and documents each under the limit load however long the file is (the count starts again at each one).
+func TestLoadDocumentLimit(t *testing.T) {
+	pkg := func(name, pad string) string {
+		return `{"schema":"olm.package","name":"` + name + `","pad":"` + pad + `"}` + "\n"
+	}
+	yamlPkg := func(name, pad string) string {
+		return "schema: olm.package\nname: " + name + "\npad: " + pad + "\n---\n"
+	}
+	small, large := strings.Repeat("a", 100<<10), strings.Repeat("a", 300<<10)
+	for _, tc := range []struct {
+		name     string
+		in       string
+		packages int
+		problem  bool
+	}{
+		{"json documents under the limit", strings.Repeat(pkg("p", small), 20), 20, false},
+		{"json document over the limit", pkg("p", small) + pkg("q", large) + pkg("r", small), 1, true},
+		{"yaml documents under the limit", strings.Repeat(yamlPkg("p", small), 20), 20, false},
+		{"yaml document over the limit", yamlPkg("p", small) + yamlPkg("q", large) + yamlPkg("r", small), 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := LoadWith(strings.NewReader(tc.in), "f.json", LoadOptions{MaxDocumentBytes: 256 << 10})
+			if len(c.Packages) != tc.packages || (len(c.Problems) > 0) != tc.problem {
+				t.Fatalf("%d packages, problems %v; want %d packages, problem %v", len(c.Packages), c.Problems, tc.packages, tc.problem)
+			}
+			if tc.problem && !strings.Contains(c.Problems[0].Detail, "more than 262144 bytes") {
+				t.Errorf("problem %q does not name the limit", c.Problems[0].Detail)
+			}
+		})
+	}
+}
+
+// MaxDocuments bounds the documents of one file (Load) and of all files of a catalog together (LoadFS); the
+// documents past it are not read, and one problem names the limit.
+func TestLoadDocumentCount(t *testing.T) {
+	two := func(a, b string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte(`{"schema":"olm.package","name":"` + a + `"}` + "\n" + `{"schema":"olm.package","name":"` + b + `"}`)}
+	}
+	fsys := fstest.MapFS{"a.json": two("a1", "a2"), "b.json": two("b1", "b2"), "c.json": two("c1", "c2")}
+	c, err := LoadFSWith(fsys, "img:", LoadOptions{MaxDocuments: 3})
+	if err != nil || len(c.Packages) != 3 || len(c.Problems) != 1 || c.Problems[0].Path != "img:b.json" ||
+		!strings.Contains(c.Problems[0].Detail, "more than 3 documents") {
+		t.Errorf("LoadFS: %+v, %v; want a1 a2 b1 and one problem in b.json", c, err)
+	}
+	if c, err := LoadFSWith(fsys, "img:", LoadOptions{MaxDocuments: 6}); err != nil || len(c.Packages) != 6 || len(c.Problems) != 0 {
+		t.Errorf("LoadFS under the limit: %+v, %v", c, err)
+	}
+	one := LoadWith(strings.NewReader(strings.Repeat(`{"schema":"olm.package","name":"p"}`+"\n", 5)), "f.json", LoadOptions{MaxDocuments: 2})
+	if len(one.Packages) != 2 || len(one.Problems) != 1 {
+		t.Errorf("Load: %+v; want 2 packages and a problem", one)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 )
 
 // Labels of OLM's registry+v1 bundle images.
@@ -61,26 +60,33 @@ func (c *Client) PullBundle(ctx context.Context, ref, digest, dir string) (*Bund
 		return nil, &RefusedError{Image: f.name(), Rule: RuleLabel,
 			Detail: fmt.Sprintf("manifests /%s and metadata /%s overlap", manifests, metadata)}
 	}
-	x := newExtraction(f.name(), c.opts.BundleLimits, []string{manifests, metadata})
-	if err := x.run(f); err != nil {
+	if err := extractInto(dir, func(tmp string) error {
+		x := newExtraction(f.name(), filepath.Join(tmp, ".staged"), c.opts.BundleLimits, []string{manifests, metadata})
+		if err := x.run(f); err != nil {
+			return err
+		}
+		if len(x.under(manifests)) == 0 {
+			return &RefusedError{Image: f.name(), Rule: RuleNoContent, Detail: fmt.Sprintf("no files under /%s", manifests)}
+		}
+		if err := place(filepath.Join(tmp, "manifests"), x.under(manifests)); err != nil {
+			return fmt.Errorf("image %s: %w", f.name(), err)
+		}
+		if err := place(filepath.Join(tmp, "metadata"), x.under(metadata)); err != nil {
+			return fmt.Errorf("image %s: %w", f.name(), err)
+		}
+		return nil
+	}); err != nil {
 		return nil, err
-	}
-	out := map[string]map[string][]byte{"manifests": x.under(manifests), "metadata": x.under(metadata)}
-	if len(out["manifests"]) == 0 {
-		return nil, &RefusedError{Image: f.name(), Rule: RuleNoContent, Detail: fmt.Sprintf("no files under /%s", manifests)}
-	}
-	if err := writeDir(dir, out); err != nil {
-		return nil, fmt.Errorf("image %s: %w", f.name(), err)
 	}
 	return &Bundle{Ref: f.name(), Digest: f.ref.DigestStr(), Labels: f.labels, Dir: dir,
 		Package: f.labels[LabelBundlePackage], Channels: f.labels[LabelBundleChannels],
 		DefaultChannel: f.labels[LabelBundleDefaultChannel]}, nil
 }
 
-// writeDir writes trees (top directory -> relative slash path -> content) into a new temporary sibling of dir
-// and renames it to dir. The paths were validated by the extraction (clean, relative, no ".."), and the fresh
-// directory holds nothing but what is written here, so no write can leave it.
-func writeDir(dir string, trees map[string]map[string][]byte) (err error) {
+// extractInto makes a fresh temporary sibling of dir with a staging directory (.staged) in it, runs fill on it,
+// removes the staging directory and renames the sibling to dir: dir appears complete or not at all. On any error
+// the sibling is removed, with whatever was written.
+func extractInto(dir string, fill func(tmp string) error) (err error) {
 	if _, err := os.Lstat(dir); err == nil {
 		return fmt.Errorf("%s already exists", dir)
 	}
@@ -96,38 +102,17 @@ func writeDir(dir string, trees map[string]map[string][]byte) (err error) {
 			_ = os.RemoveAll(tmp)
 		}
 	}()
-	for top, files := range trees {
-		if err := os.MkdirAll(filepath.Join(tmp, top), 0o755); err != nil {
-			return err
-		}
-		names := make([]string, 0, len(files))
-		for p := range files {
-			names = append(names, p)
-		}
-		sort.Strings(names)
-		for _, p := range names {
-			if err := writeFile(filepath.Join(tmp, top, filepath.FromSlash(p)), files[p]); err != nil {
-				return err
-			}
-		}
+	if err := os.Mkdir(filepath.Join(tmp, ".staged"), 0o700); err != nil {
+		return err
+	}
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(tmp, ".staged")); err != nil {
+		return err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
 	return os.Rename(tmp, dir)
-}
-
-func writeFile(target string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
 }

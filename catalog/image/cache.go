@@ -13,21 +13,25 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// BundleCache keeps unpacked bundle images on disk by digest, at most MaxEntries of them. Each entry is a bundle
-// directory (Dir/<algorithm>-<hex>/manifests, .../metadata) written by Client.PullBundle, so it appears complete
-// or not at all. Concurrent Gets of one digest share one pull. Beyond MaxEntries the least recently used entries
-// are removed: a caller should read the directory it got before MaxEntries other bundles are pulled. The zero
-// value is not usable; set Dir. A BundleCache is safe for concurrent use. Each Get names the Client that pulls on a
+// BundleCache keeps unpacked bundle images on disk by digest, at most MaxEntries of them and MaxBytes of files. Each
+// entry is a bundle directory (Dir/<algorithm>-<hex>/manifests, .../metadata) written by Client.PullBundle, so it
+// appears complete or not at all. Concurrent Gets of one digest share one pull. Beyond MaxEntries or MaxBytes the
+// least recently used entries are removed (never the one just pulled): a caller should read the directory it got
+// before other bundles are pulled. The disk the cache uses is at most MaxBytes plus the pulls in progress (each at
+// most the client's BundleLimits.MaxUncompressed). The zero value is not usable; set Dir. A BundleCache is safe for concurrent use. Each Get names the Client that pulls on a
 // miss: bundles listed by different catalogs are pulled with different credentials, and one cache serves them all.
 type BundleCache struct {
 	// Dir holds the entries; it is created if needed. Nothing else should write there.
 	Dir string
 	// MaxEntries bounds the number of entries; 0 means 64.
 	MaxEntries int
+	// MaxBytes bounds the size of the entries' files together; 0 means DefaultBundleCacheBytes.
+	MaxBytes int64
 
 	mu       sync.Mutex
 	inflight map[string]*pull
 	used     map[string]int64 // entry -> tick of its last use in this process
+	sizes    map[string]int64 // entry -> bytes of its files, once measured
 	tick     int64
 	cleaned  bool
 }
@@ -80,7 +84,7 @@ func (c *BundleCache) init() {
 		return
 	}
 	c.cleaned = true
-	c.inflight, c.used = map[string]*pull{}, map[string]int64{}
+	c.inflight, c.used, c.sizes = map[string]*pull{}, map[string]int64{}, map[string]int64{}
 	entries, _ := os.ReadDir(c.Dir)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".tmp-") {
@@ -98,7 +102,7 @@ func (c *BundleCache) run(ctx context.Context, client *Client, p *pull, key, ref
 	p.err = err
 	if err == nil {
 		c.touch(key)
-		c.evict()
+		c.evict(key)
 	}
 	close(p.done)
 }
@@ -111,23 +115,51 @@ func (c *BundleCache) touch(key string) {
 	_ = os.Chtimes(filepath.Join(c.Dir, key), now, now)
 }
 
-// evict removes the least recently used entries beyond MaxEntries. c.mu held.
-func (c *BundleCache) evict() {
-	max := c.MaxEntries
-	if max <= 0 {
-		max = 64
+// DefaultBundleCacheBytes is BundleCache.MaxBytes when it is not set: 1 GiB.
+const DefaultBundleCacheBytes = gib
+
+// evict removes the least recently used entries beyond MaxEntries or MaxBytes, except keep (the entry just pulled).
+// c.mu held.
+func (c *BundleCache) evict(keep string) {
+	maxEntries, maxBytes := c.MaxEntries, c.MaxBytes
+	if maxEntries <= 0 {
+		maxEntries = 64
 	}
-	entries, err := os.ReadDir(c.Dir)
+	if maxBytes <= 0 {
+		maxBytes = DefaultBundleCacheBytes
+	}
+	all := c.entries()
+	var total int64
+	for _, e := range all {
+		total += e.size
+	}
+	for i := 0; i < len(all) && (len(all)-i > maxEntries || total > maxBytes); i++ {
+		if all[i].key == keep {
+			continue
+		}
+		_ = os.RemoveAll(filepath.Join(c.Dir, all[i].key))
+		delete(c.used, all[i].key)
+		delete(c.sizes, all[i].key)
+		total -= all[i].size
+	}
+}
+
+// cacheEntry is an entry of the cache directory, with its last use and size.
+type cacheEntry struct {
+	key  string
+	tick int64
+	mod  time.Time
+	size int64
+}
+
+// entries lists the cache's entries, least recently used first. c.mu held.
+func (c *BundleCache) entries() []cacheEntry {
+	dirents, err := os.ReadDir(c.Dir)
 	if err != nil {
-		return
+		return nil
 	}
-	type entry struct {
-		key  string
-		tick int64
-		mod  time.Time
-	}
-	var all []entry
-	for _, e := range entries {
+	var all []cacheEntry
+	for _, e := range dirents {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
@@ -135,7 +167,12 @@ func (c *BundleCache) evict() {
 		if err != nil {
 			continue
 		}
-		all = append(all, entry{key: e.Name(), tick: c.used[e.Name()], mod: info.ModTime()})
+		size, ok := c.sizes[e.Name()]
+		if !ok {
+			size = dirSize(filepath.Join(c.Dir, e.Name()))
+			c.sizes[e.Name()] = size
+		}
+		all = append(all, cacheEntry{key: e.Name(), tick: c.used[e.Name()], mod: info.ModTime(), size: size})
 	}
 	// Entries not used in this process (tick 0) are older than any used, in modification time order.
 	sort.Slice(all, func(i, j int) bool {
@@ -144,8 +181,19 @@ func (c *BundleCache) evict() {
 		}
 		return all[i].mod.Before(all[j].mod)
 	})
-	for i := 0; i < len(all)-max; i++ {
-		_ = os.RemoveAll(filepath.Join(c.Dir, all[i].key))
-		delete(c.used, all[i].key)
-	}
+	return all
+}
+
+// dirSize is the size of the regular files under dir (each hard link counted: an upper bound).
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

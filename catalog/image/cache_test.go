@@ -2,6 +2,8 @@ package image
 
 import (
 	"context"
+	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -82,5 +84,47 @@ func TestBundleCacheFailedPullLeavesNothing(t *testing.T) {
 	assertEmpty(t, cache.Dir)
 	if entries, _ := os.ReadDir(cache.Dir); len(entries) != 0 {
 		t.Errorf("cache dir holds %v", entries)
+	}
+}
+
+// TestBundleCacheBoundedInBytes: beyond MaxBytes the least recently used entries go, whatever MaxEntries allows,
+// and the entry just pulled stays even when it alone is over MaxBytes.
+func TestBundleCacheBoundedInBytes(t *testing.T) {
+	reg := newRegistry(t, false, nil)
+	c := newClient(t, Options{})
+	ctx := context.Background()
+	var refs, digests []string
+	for i := range 4 {
+		// Bundles of 40 KiB each (random content, so that sizes do not depend on compression).
+		ref := reg.ref(fmt.Sprintf("bundles/big:%d", i))
+		blob := make([]byte, 40<<10)
+		_, _ = rand.Read(blob)
+		img := imageOfLayers(t, nil, layerOf(t, file("manifests/blob.yaml", string(blob)),
+			file("metadata/annotations.yaml", "annotations: {}\n")))
+		refs, digests = append(refs, ref), append(digests, push(t, c, img, ref))
+	}
+	cache := &BundleCache{Dir: t.TempDir(), MaxEntries: 100, MaxBytes: 100 << 10} // room for two
+	get := func(i int) string {
+		dir, err := cache.Get(ctx, c, refs[i], digests[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	d0, d1 := get(0), get(1)
+	get(0) // 1 is now the least recently used
+	d2 := get(2)
+	for dir, want := range map[string]bool{d0: true, d1: false, d2: true} {
+		if _, err := os.Stat(dir); (err == nil) != want {
+			t.Errorf("%s present = %v, want %v", filepath.Base(dir), err == nil, want)
+		}
+	}
+	if n := dirSize(cache.Dir); n > cache.MaxBytes {
+		t.Errorf("cache holds %d bytes, over MaxBytes %d", n, cache.MaxBytes)
+	}
+	cache.MaxBytes = 10 << 10 // smaller than one entry
+	d3 := get(3)
+	if entries, _ := os.ReadDir(cache.Dir); len(entries) != 1 || entries[0].Name() != filepath.Base(d3) {
+		t.Errorf("the cache holds %v, want only the entry just pulled (%s)", entries, filepath.Base(d3))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"syscall"
 	"time"
 
@@ -38,6 +39,12 @@ type Options struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// CatalogLimits and BundleLimits bound pulls; zero fields take DefaultCatalogLimits and DefaultBundleLimits.
 	CatalogLimits, BundleLimits Limits
+	// ScratchDir is where PullCatalog extracts catalogs (each to a directory of its own, removed by Catalog.Close);
+	// "" means os.TempDir(). It needs room for CatalogLimits.MaxUncompressed per pull in progress.
+	ScratchDir string
+	// Space, shared by the Clients that extract to one ScratchDir, bounds the disk their catalog pulls in progress
+	// use together; nil: each pull is bounded by CatalogLimits alone.
+	Space *Space
 }
 
 // Client pulls and pushes images with one set of Options. It keeps authenticated connections per repository,
@@ -68,6 +75,9 @@ func NewClient(opts Options) (*Client, error) {
 	c := &Client{opts: opts, puller: puller, remote: ropts}
 	c.opts.CatalogLimits = opts.CatalogLimits.withDefaults(DefaultCatalogLimits())
 	c.opts.BundleLimits = opts.BundleLimits.withDefaults(DefaultBundleLimits())
+	if c.opts.ScratchDir == "" {
+		c.opts.ScratchDir = os.TempDir()
+	}
 	if opts.Insecure {
 		c.name = append(c.name, name.Insecure)
 	}

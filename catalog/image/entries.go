@@ -4,8 +4,11 @@ import (
 	"archive/tar"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -100,20 +103,35 @@ func typeName(t byte) string {
 }
 
 // file keeps a regular file, bounded by MaxFileSize (checked on the header and while reading, for sparse files).
+// The content is streamed to a new staged file; a file refused half-way is removed at once.
 func (x *extraction) file(i int, p string, hdr *tar.Header, r io.Reader) error {
 	max := x.limits.MaxFileSize
 	if hdr.Size > max {
 		return &ruleError{rule: RuleFileSize, detail: fmt.Sprintf("file of %d bytes, over the limit of %d", hdr.Size, max)}
 	}
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err := x.space.reserve(hdr.Size); err != nil {
+		return err
+	}
+	x.reserved += hdr.Size
+	x.staged++
+	staged := filepath.Join(x.stage, strconv.Itoa(x.staged))
+	f, err := os.OpenFile(staged, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}
-	if int64(len(data)) > max {
-		return &ruleError{rule: RuleFileSize, detail: fmt.Sprintf("file of more than %d bytes", max)}
+	n, err := io.Copy(f, io.LimitReader(r, max+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n > max {
+		err = &ruleError{rule: RuleFileSize, detail: fmt.Sprintf("file of more than %d bytes", max)}
+	}
+	if err != nil {
+		_ = os.Remove(staged)
+		return err
 	}
 	x.replace(i, p, false)
-	x.files[p] = &node{layer: i, data: data}
+	x.keep(p, &node{layer: i, staged: staged})
 	return nil
 }
 
@@ -128,7 +146,7 @@ func (x *extraction) symlink(i int, p, root, target string) error {
 		return &ruleError{rule: RuleLinkEscape, detail: fmt.Sprintf("symlink to %q leaves %q", target, "/"+root)}
 	}
 	x.replace(i, p, false)
-	x.files[p] = &node{layer: i, link: t, isLink: true}
+	x.keep(p, &node{layer: i, link: t, isLink: true})
 	return nil
 }
 
@@ -143,7 +161,7 @@ func (x *extraction) hardlink(i int, p, root, target string) error {
 		return &ruleError{rule: RuleLinkEscape, detail: fmt.Sprintf("hard link to %q, which is not a file before it", target)}
 	}
 	x.replace(i, p, false)
-	x.files[p] = &node{layer: i, data: n.data}
+	x.keep(p, &node{layer: i, staged: n.staged})
 	return nil
 }
 
@@ -180,7 +198,19 @@ func (x *extraction) whiteout(i int, dir, base string) error {
 	return nil
 }
 
-// remove deletes what layers below i kept at p (a path, or a prefix ending in "/"; "" is everything).
+// keep records a file or link at p, and p's directories in x.dirs.
+func (x *extraction) keep(p string, n *node) {
+	x.files[p] = n
+	for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+		if _, ok := x.dirs[d]; ok {
+			break // and so are its ancestors
+		}
+		x.dirs[d] = struct{}{}
+	}
+}
+
+// remove deletes what layers below i kept at p (a path, or a prefix ending in "/"; "" is everything). A path, or a
+// prefix that was never a directory of a kept file, costs one lookup: only a directory's removal walks the files.
 func (x *extraction) remove(p string, i int) {
 	match := func(q string) bool {
 		if strings.HasSuffix(p, "/") || p == "" {
@@ -196,6 +226,16 @@ func (x *extraction) remove(p string, i int) {
 	if x.rootOf(strings.TrimSuffix(p, "/")) == "" && !x.coversRoot(p) {
 		return
 	}
+	if p != "" && !strings.HasSuffix(p, "/") {
+		if n, ok := x.files[p]; ok && n.layer < i {
+			delete(x.files, p)
+		}
+		return
+	}
+	if _, ok := x.dirs[strings.TrimSuffix(p, "/")]; p != "" && !ok {
+		return
+	}
+	x.walks++
 	for q, n := range x.files {
 		if n.layer < i && match(q) {
 			delete(x.files, q)
@@ -223,7 +263,7 @@ func (x *extraction) resolveLinks() error {
 		}
 	}
 	sort.Strings(links)
-	resolved := map[string][]byte{}
+	resolved := map[string]string{}
 	for _, p := range links {
 		t := x.files[p].link
 		for hops := 0; hops < maxLinkHops; hops++ {
@@ -234,7 +274,7 @@ func (x *extraction) resolveLinks() error {
 			t = n.link
 		}
 		if n, ok := x.files[t]; ok && !n.isLink {
-			resolved[p] = n.data
+			resolved[p] = n.staged
 			continue
 		}
 		if x.isDir(t) {
@@ -245,8 +285,8 @@ func (x *extraction) resolveLinks() error {
 	for _, p := range links {
 		delete(x.files, p)
 	}
-	for p, data := range resolved {
-		x.files[p] = &node{data: data}
+	for p, staged := range resolved {
+		x.files[p] = &node{staged: staged}
 	}
 	return nil
 }
@@ -260,13 +300,47 @@ func (x *extraction) isDir(p string) bool {
 	return x.rootOf(p) == p
 }
 
-// under returns the files kept under root, by path relative to it.
-func (x *extraction) under(root string) map[string][]byte {
-	out := map[string][]byte{}
+// under returns the files kept under root: path relative to it -> staged file.
+func (x *extraction) under(root string) map[string]string {
+	out := map[string]string{}
 	for p, n := range x.files {
 		if strings.HasPrefix(p, root+"/") && !n.isLink {
-			out[strings.TrimPrefix(p, root+"/")] = n.data
+			out[strings.TrimPrefix(p, root+"/")] = n.staged
 		}
 	}
 	return out
+}
+
+// place moves the staged files of files (relative slash path -> staged file) to their paths under dir, which must
+// not exist. Paths kept by the extraction are clean, relative and free of "..", and dir is fresh, so nothing is
+// written outside it. Paths sharing a staged file (links, kept as copies) become hard links of one file: a copy
+// takes no space, and nothing on disk is a symlink.
+func place(dir string, files map[string]string) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for p := range files {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	placed := map[string]string{} // staged file -> where it went
+	for _, p := range names {
+		target := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		staged := files[p]
+		if first, ok := placed[staged]; ok {
+			if err := os.Link(first, target); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.Rename(staged, target); err != nil {
+			return err
+		}
+		placed[staged] = target
+	}
+	return nil
 }

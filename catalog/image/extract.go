@@ -21,31 +21,40 @@ const (
 
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
-// node is a file or symlink kept from the layers, with the index of the layer that wrote it.
+// node is a file or symlink kept from the layers, with the index of the layer that wrote it. A file's content is
+// on disk, in a staged file of the extraction's staging directory (shared by the copies a link makes).
 type node struct {
 	layer  int
-	data   []byte
+	staged string // the staged file holding the content, if not isLink
 	link   string // symlink target (an image path), if isLink
 	isLink bool
 }
 
-// extraction applies an image's layers in order to an in-memory view of the directories it keeps (roots, image
-// paths such as "configs"), with whiteouts, and enforces the limits and the entry rules. Outside the roots only
-// names, sizes and counts are checked and nothing is kept, except whether each probe path exists.
+// extraction applies an image's layers in order to a view of the directories it keeps (roots, image paths such as
+// "configs"), with whiteouts, and enforces the limits and the entry rules. The view (names, layers, links) is in
+// memory; the files' contents are streamed to disk as they are read, each to a staged file of its own in stage,
+// so memory does not grow with the size of the files: no more than the limits allow is ever written. Outside the
+// roots only names, sizes and counts are checked and nothing is kept, except whether each probe path exists.
 type extraction struct {
-	image  string
-	limits Limits
-	roots  []string
-	probes map[string]int // probe path -> layer that wrote it; absent if it does not exist
-	files  map[string]*node
+	image    string
+	limits   Limits
+	roots    []string
+	probes   map[string]int // probe path -> layer that wrote it; absent if it does not exist
+	files    map[string]*node
+	dirs     map[string]struct{} // the directories of the kept files (ever: a stale one only costs a walk)
+	stage    string              // directory of the staged files, created by the caller
+	staged   int                 // staged files written so far (their names)
+	space    *Space              // where the staged files' sizes are reserved (nil: nowhere)
+	reserved int64               // bytes reserved in space
 
+	walks                    int // removals that walked all kept files
 	entries                  int
 	compressed, uncompressed budget
 }
 
-func newExtraction(image string, limits Limits, roots []string, probes ...string) *extraction {
-	x := &extraction{image: image, limits: limits, roots: roots, probes: map[string]int{},
-		files:        map[string]*node{},
+func newExtraction(image, stage string, limits Limits, roots []string, probes ...string) *extraction {
+	x := &extraction{image: image, stage: stage, limits: limits, roots: roots, probes: map[string]int{},
+		files: map[string]*node{}, dirs: map[string]struct{}{},
 		compressed:   budget{rule: RuleCompressedSize, limit: limits.MaxCompressed},
 		uncompressed: budget{rule: RuleUncompressedSize, limit: limits.MaxUncompressed}}
 	for _, p := range probes {

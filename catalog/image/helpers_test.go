@@ -122,6 +122,9 @@ func (r *testRegistry) ref(repo string) string { return r.host + "/" + repo }
 func newClient(t *testing.T, opts Options) *Client {
 	t.Helper()
 	opts.Insecure = true
+	if opts.ScratchDir == "" {
+		opts.ScratchDir = t.TempDir()
+	}
 	c, err := NewClient(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func hostileRows() []hostileRow {
 }
 
 // TestHostileImagesRefused pulls each hostile layer as a catalog and as a bundle: each is refused naming the
-// image, the layer, the entry and the rule, and nothing is written anywhere.
+// image, the layer, the entry and the rule, and nothing is left anywhere (a catalog's scratch directory is removed).
 func TestHostileImagesRefused(t *testing.T) {
 	reg := newRegistry(t, false, nil)
 	pusher := newClient(t, Options{})
@@ -89,8 +89,8 @@ func TestHostileImagesRefused(t *testing.T) {
 				repo := fmt.Sprintf("hostile/%s%d", kind, i)
 				ref := reg.ref(repo + ":1")
 				digest := push(t, pusher, imageOfLayers(t, nil, layer), ref)
-				c := newClient(t, Options{CatalogLimits: row.limits, BundleLimits: row.limits})
 				sandbox := t.TempDir()
+				c := newClient(t, Options{CatalogLimits: row.limits, BundleLimits: row.limits, ScratchDir: sandbox})
 				reg.counts.reset()
 				var err error
 				if kind == "catalog" {
@@ -135,7 +135,7 @@ func assertEmpty(t *testing.T, dir string) {
 		if err == nil && !d.IsDir() {
 			t.Errorf("written: %s", p)
 		}
-		if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), ".tmp-") {
+		if err == nil && d.IsDir() && (strings.HasPrefix(d.Name(), ".tmp-") || strings.HasPrefix(d.Name(), "catalog-")) {
 			t.Errorf("temporary directory left: %s", p)
 		}
 		return err
@@ -161,7 +161,7 @@ func TestSafeLinksInsideKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"p/catalog.json": "cat", "q/link.json": "cat", "hard.json": "cat"}
-	if got := stringsOf(cat.Files); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := filesOf(t, cat); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("files = %v, want %v", got, want)
 	}
 }
@@ -211,5 +211,30 @@ func TestDenyLoopback(t *testing.T) {
 		if reg.counts.get("manifest GET") == 0 {
 			t.Errorf("%s: the registry served no manifest: the allowed pull did not reach it", ref)
 		}
+	}
+}
+
+// Applying an entry costs one lookup, not a walk over every file kept so far: many files (and whiteouts of files)
+// walk nothing; only the whiteout of a directory walks, once.
+func TestEntriesDoNotWalkKeptFiles(t *testing.T) {
+	x := newExtraction("img", t.TempDir(), DefaultCatalogLimits(), []string{"configs"})
+	add := func(layer int, name string) {
+		t.Helper()
+		hdr := &tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: 1}
+		if err := x.entry(layer, hdr, strings.NewReader("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2000 {
+		add(0, fmt.Sprintf("configs/d%02d/f%04d.json", i%20, i))
+	}
+	add(1, "configs/d00/f0000.json")     // replaces a lower file
+	add(1, "configs/d01/.wh.f0001.json") // a whiteout of a file
+	if x.walks != 0 || len(x.files) != 1999 {
+		t.Fatalf("%d walks, %d files; want none and 1999", x.walks, len(x.files))
+	}
+	add(1, "configs/.wh.d02") // a whiteout of a directory
+	if x.walks == 0 || len(x.files) != 1899 {
+		t.Errorf("%d walks, %d files after the directory's whiteout; want some and 1899", x.walks, len(x.files))
 	}
 }

@@ -92,7 +92,7 @@ func TestOpmReadsBuiltImages(t *testing.T) {
 		t.Errorf("opm rendered the catalog as %v", rendered)
 	}
 	cat, err := c.PullCatalog(context.Background(), catRef, digest)
-	if err != nil || len(cat.Files) != 1 {
+	if err != nil || len(filesOf(t, cat)) != 1 {
 		t.Fatalf("PullCatalog: %v, %v", cat, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -47,12 +48,17 @@ func catalogImage(t *testing.T, files map[string]string) v1.Image {
 	return img
 }
 
-func stringsOf(files map[string][]byte) map[string]string {
-	out := map[string]string{}
-	for p, data := range files {
-		out[p] = string(data)
+// filesOf returns the files a pulled catalog extracted, then closes it and checks that Close removed them.
+func filesOf(t *testing.T, cat *Catalog) map[string]string {
+	t.Helper()
+	files := readTree(t, cat.Dir)
+	if err := cat.Close(); err != nil {
+		t.Fatal(err)
 	}
-	return out
+	if _, err := os.Stat(cat.Dir); !os.IsNotExist(err) {
+		t.Errorf("Close left %s: %v", cat.Dir, err)
+	}
+	return files
 }
 
 func TestCatalogRoundTrip(t *testing.T) {
@@ -70,12 +76,17 @@ func TestCatalogRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := stringsOf(cat.Files); !reflect.DeepEqual(got, catalogFiles) {
+	if got := filesOf(t, cat); !reflect.DeepEqual(got, catalogFiles) {
 		t.Errorf("files = %v, want %v", got, catalogFiles)
 	}
 	if cat.Digest != pushed || cat.ConfigsDir != "/configs" || cat.Labels[LabelConfigs] != "/configs" {
 		t.Errorf("catalog = %s %s %v", cat.Digest, cat.ConfigsDir, cat.Labels)
 	}
+	cat, err = c.PullCatalog(ctx, ref, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cat.Close()
 	data, err := fs.ReadFile(cat.FS(), "etcd/catalog.json")
 	if err != nil || string(data) != catalogFiles["etcd/catalog.json"] {
 		t.Errorf("FS: %q, %v", data, err)
@@ -248,8 +259,9 @@ func TestIndexCatalogChoosesPlatform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := cat.Files["p/mine.json"]; !ok || len(cat.Files) != 1 || cat.Digest != digest {
-		t.Errorf("files %v digest %s", stringsOf(cat.Files), cat.Digest)
+	files := filesOf(t, cat)
+	if _, ok := files["p/mine.json"]; !ok || len(files) != 1 || cat.Digest != digest {
+		t.Errorf("files %v digest %s", files, cat.Digest)
 	}
 }
 
@@ -297,7 +309,7 @@ func TestWhiteouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"b.json": "b", "sub/c.json": "c", "old/f.json": "f", "new.json": "new"}
-	if got := stringsOf(cat.Files); !reflect.DeepEqual(got, want) {
+	if got := filesOf(t, cat); !reflect.DeepEqual(got, want) {
 		t.Errorf("files = %v, want %v", got, want)
 	}
 }
@@ -361,7 +373,7 @@ func TestTagMoved(t *testing.T) {
 	d2 := push(t, c, catalogImage(t, map[string]string{"p/v2.json": "2"}), ref)
 
 	cat, err := c.PullCatalog(ctx, ref, d1)
-	if err != nil || cat.Digest != d1 || string(cat.Files["p/v1.json"]) != "1" {
+	if err != nil || cat.Digest != d1 || filesOf(t, cat)["p/v1.json"] != "1" {
 		t.Fatalf("pull of the polled digest: %v, %v", cat, err)
 	}
 	lie.Store(d1)
@@ -447,7 +459,7 @@ func TestPullErrorsClassified(t *testing.T) {
 	if d, err := c.Digest(ctx, ref); err != nil || d != pushed {
 		t.Fatalf("Digest over TLS with auth = %s, %v", d, err)
 	}
-	if cat, err := c.PullCatalog(ctx, ref, pushed); err != nil || len(cat.Files) != len(catalogFiles) {
+	if cat, err := c.PullCatalog(ctx, ref, pushed); err != nil || len(filesOf(t, cat)) != len(catalogFiles) {
 		t.Fatalf("PullCatalog over TLS with auth: %v", err)
 	}
 	// Check asks with the client's own credentials even for a digest reference: the credentials that pulled it
@@ -524,9 +536,66 @@ func TestLayerCompressions(t *testing.T) {
 			ref := reg.ref("catalogs/" + tc.name + ":1")
 			digest := push(t, c, imageOfLayers(t, nil, layer), ref)
 			cat, err := c.PullCatalog(context.Background(), ref, digest)
-			if err != nil || string(cat.Files["p/catalog.json"]) != "{}" {
+			if err != nil || filesOf(t, cat)["p/catalog.json"] != "{}" {
 				t.Fatalf("%v, %v", cat, err)
 			}
 		})
+	}
+}
+
+// TestSpaceSharedByPulls: pulls sharing a Space may not hold more than its MaxBytes on disk at once; a pull that
+// would is stopped (a *SpaceError, not a refusal of the image) and leaves nothing, and Close gives the space back.
+func TestSpaceSharedByPulls(t *testing.T) {
+	reg := newRegistry(t, false, nil)
+	space := &Space{MaxBytes: 3000}
+	scratch := t.TempDir()
+	c := newClient(t, Options{Space: space, ScratchDir: scratch})
+	ctx := context.Background()
+	ref := reg.ref("catalogs/space:1")
+	digest := push(t, c, catalogImage(t, map[string]string{"p/catalog.json": strings.Repeat("x", 2000)}), ref)
+	held, err := c.PullCatalog(ctx, ref, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if space.Used() != 2000 {
+		t.Errorf("Used = %d while a 2000-byte catalog is extracted", space.Used())
+	}
+	_, err = c.PullCatalog(ctx, ref, digest)
+	var full *SpaceError
+	if !errors.As(err, &full) || Reason(err) != ReasonPullFailed || !strings.Contains(err.Error(), "3000 bytes") {
+		t.Fatalf("second pull: %v, want a SpaceError naming the limit", err)
+	}
+	t.Log(err)
+	if entries, _ := os.ReadDir(scratch); len(entries) != 1 || space.Used() != 2000 {
+		t.Errorf("after the stopped pull: scratch holds %v, %d bytes reserved", entries, space.Used())
+	}
+	if err := held.Close(); err != nil || space.Used() != 0 {
+		t.Fatalf("Close: %v, %d bytes still reserved", err, space.Used())
+	}
+	again, err := c.PullCatalog(ctx, ref, digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files := filesOf(t, again); len(files) != 1 || space.Used() != 0 {
+		t.Errorf("files %d, %d bytes reserved after Close", len(files), space.Used())
+	}
+}
+
+// TestRemoveScratch removes the catalog directories a stopped process left, and nothing else.
+func TestRemoveScratch(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"catalog-123/configs/p", "other/x"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveScratch(dir); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != "other" {
+		t.Errorf("left %v, want only other", entries)
+	}
+	if err := RemoveScratch(filepath.Join(dir, "missing")); err != nil {
+		t.Errorf("missing directory: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -55,7 +56,34 @@ type options struct {
 	maxConcurrentReconciles int
 	bundleCacheDir          string
 	bundleCacheSize         int
+	bundleCacheBytes        quantity
+	catalogScratchDir       string
+	catalogScratchBytes     quantity
 }
+
+// quantity is a flag of a byte count, written as a Kubernetes quantity (e.g. 1Gi, 512Mi, 1000000).
+type quantity struct{ resource.Quantity }
+
+func (q *quantity) Set(s string) error {
+	v, err := resource.ParseQuantity(s)
+	if err != nil {
+		return err
+	}
+	if v.Sign() <= 0 {
+		return fmt.Errorf("%s is not a positive number of bytes", s)
+	}
+	q.Quantity = v
+	return nil
+}
+
+func (q *quantity) String() string {
+	if q == nil {
+		return ""
+	}
+	return q.Quantity.String()
+}
+
+func mustQuantity(s string) quantity { return quantity{resource.MustParse(s)} }
 
 func run(args []string) error {
 	o, zapOpts, err := parseFlags(args)
@@ -151,6 +179,17 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 			"Anything in it may be removed; give it its own volume (e.g. an emptyDir).")
 	fs.IntVar(&o.bundleCacheSize, "bundle-cache-size", 64,
 		"How many unpacked bundle images --bundle-cache-dir keeps; the least recently used beyond that are removed.")
+	o.bundleCacheBytes = mustQuantity("1Gi")
+	fs.Var(&o.bundleCacheBytes, "bundle-cache-bytes",
+		"How many bytes of unpacked bundle images --bundle-cache-dir keeps (a quantity: 1Gi, 512Mi); the least recently used beyond that are removed. "+
+			"Pulls in progress add up to 64Mi each. With --catalog-scratch-bytes it must fit the volume of the two directories (config/manager: a 4Gi emptyDir at /tmp).")
+	fs.StringVar(&o.catalogScratchDir, "catalog-scratch-dir", filepath.Join(os.TempDir(), "alm-catalogs"),
+		"Directory where catalog images are extracted, file by file, to be parsed; each catalog's files are removed once parsed, and what a stopped ALM left "+
+			"is removed at start. Give it its own volume (e.g. an emptyDir).")
+	o.catalogScratchBytes = mustQuantity("2Gi")
+	fs.Var(&o.catalogScratchBytes, "catalog-scratch-bytes",
+		"How many bytes the catalog images being extracted may hold in --catalog-scratch-dir together (a quantity). A pull that would pass it stops and is tried again a minute later. "+
+			"One catalog image may hold up to 2Gi of files; below that, the largest catalogs never load.")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", loops.DefaultMaxConcurrentReconciles,
 		"How many objects each loop reconciles at once (e.g. how many OperatorVersions install in parallel). "+
 			"Raise it when many installs start together and the API server has room; no object is reconciled by two workers of a loop at once.")
@@ -212,7 +251,14 @@ func newManager(o *options) (ctrl.Manager, error) {
 	}
 	o.loopOptions.Registry = registry.New()
 	// One bundle cache and one image client per CatalogSource, shared by every loop that pulls bundle images.
-	o.loopOptions.Bundles = loops.NewBundles(&image.BundleCache{Dir: o.bundleCacheDir, MaxEntries: o.bundleCacheSize}, o.loopOptions.Namespace)
+	o.loopOptions.Bundles = loops.NewBundles(&image.BundleCache{Dir: o.bundleCacheDir, MaxEntries: o.bundleCacheSize,
+		MaxBytes: o.bundleCacheBytes.Value()}, o.loopOptions.Namespace)
+	// Catalog images are extracted to disk (shared by every image CatalogSource) and parsed one file at a time.
+	if err := image.RemoveScratch(o.catalogScratchDir); err != nil {
+		return nil, fmt.Errorf("--catalog-scratch-dir %s: %w", o.catalogScratchDir, err)
+	}
+	o.loopOptions.Bundles.Clients.ScratchDir = o.catalogScratchDir
+	o.loopOptions.Bundles.Clients.Space = &image.Space{MaxBytes: o.catalogScratchBytes.Value()}
 	electionID := o.leaderElectionID
 	if electionID == "" {
 		electionID = "alm-" + strings.ReplaceAll(o.loops, ",", "-")

@@ -153,7 +153,8 @@ func TestHelpExplainsFlags(t *testing.T) {
 		t.Fatalf("alm --help: %v\n%s", err, out)
 	}
 	for _, flag := range []string{"--loops", "--leader-elect", "--health-probe-bind-address", "--metrics-bind-address", "--metrics-secure",
-		"--metrics-cert-dir", "--kubeconfig", "--zap-log-level", "--directory-catalog-root"} {
+		"--metrics-cert-dir", "--kubeconfig", "--zap-log-level", "--directory-catalog-root", "--bundle-cache-bytes", "--catalog-scratch-dir",
+		"--catalog-scratch-bytes"} {
 		name := strings.TrimPrefix(flag, "-")
 		if !strings.Contains(string(out), name) {
 			t.Errorf("--help does not explain %s:\n%s", flag, out)
@@ -168,5 +169,21 @@ func TestUnknownLoopIsRefused(t *testing.T) {
 	}
 	if !strings.Contains(string(out), `unknown loop or group "nosuchloop"`) {
 		t.Errorf("error does not name the bad loop:\n%s", out)
+	}
+}
+
+// Byte flags take Kubernetes quantities and refuse what is not a positive number of bytes.
+func TestByteFlags(t *testing.T) {
+	o, _, err := parseFlags([]string{"--bundle-cache-bytes=512Mi", "--catalog-scratch-bytes=3Gi"})
+	if err != nil || o.bundleCacheBytes.Value() != 512<<20 || o.catalogScratchBytes.Value() != 3<<30 {
+		t.Fatalf("parsed %v, %v", o, err)
+	}
+	if o, _, _ := parseFlags(nil); o.bundleCacheBytes.Value() != 1<<30 || o.catalogScratchBytes.Value() != 2<<30 {
+		t.Errorf("defaults %s, %s; want 1Gi, 2Gi", &o.bundleCacheBytes, &o.catalogScratchBytes)
+	}
+	for _, bad := range []string{"--bundle-cache-bytes=0", "--catalog-scratch-bytes=-1Gi", "--catalog-scratch-bytes=lots"} {
+		if _, _, err := parseFlags([]string{bad}); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 }

@@ -131,6 +131,7 @@ func (f *imageFlags) openCatalog(ctx context.Context, arg string, forRender bool
 		return nil, imageError(arg, err)
 	}
 	contents, err := fbc.LoadFSWith(cat.FS(), arg+":", fbc.LoadOptions{ForRender: forRender})
+	_ = cat.Close() // the extracted files, under the temporary directory
 	if err != nil {
 		return nil, &exitError{code: 1, msg: fmt.Sprintf("catalog image %s: %v", arg, err)}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"io/fs"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -251,10 +252,22 @@ func pullFBC(t *testing.T, ref string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer cat.Close()
 	if cat.Labels[image.LabelConfigs] != "/configs" {
 		t.Errorf("labels %v", cat.Labels)
 	}
-	return cat.Files
+	files := map[string][]byte{}
+	err = fs.WalkDir(cat.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files[p], err = fs.ReadFile(cat.FS(), p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // pushBundlesCatalog runs `almctl catalog push bundles` to reg and returns the catalog image by digest and its

@@ -85,10 +85,34 @@ func (r *Reconciler) loadImage(ctx context.Context, cs *operatorsv1alpha1.Catalo
 	if err != nil {
 		return nil, &pullError{reason: imagepull.Reason(err), err: fmt.Errorf("catalog image %s: %w", ref, err)}
 	}
-	contents := fbc.LoadFiles(cat.Files, load.ref+":"+cat.ConfigsDir+"/") // reads each file once and lets it go
+	contents, err := parseCatalog(ctx, cat, load.ref+":"+cat.ConfigsDir+"/")
+	if err != nil {
+		return nil, fmt.Errorf("catalog image %s: reading the extracted catalog: %w", ref, err)
+	}
 	resolveBundleTags(ctx, ic, contents)
 	load.contents = contents
 	return load, nil
+}
+
+// parsing lets one catalog be parsed at a time in this process: parsing holds a document, and what is made of it,
+// in memory (up to several times fbc.DefaultMaxDocumentBytes), so concurrent reconciles must not multiply that.
+var parsing = make(chan struct{}, 1)
+
+// parseCatalog reads an extracted catalog: each file is parsed as a stream of documents, one file at a time, and the
+// files are removed from disk afterwards.
+func parseCatalog(ctx context.Context, cat *image.Catalog, prefix string) (*fbc.Contents, error) {
+	defer cat.Close()
+	select {
+	case parsing <- struct{}{}:
+		defer func() { <-parsing }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	contents, err := fbc.LoadFS(cat.FS(), prefix)
+	if err != nil {
+		return nil, err
+	}
+	return contents, cat.Close()
 }
 
 // resolveBundleTags asks the registry for the digest of every bundle image the catalog names by tag (catalogs made

@@ -67,6 +67,7 @@ func checkCatalog(t *testing.T, client *image.Client, p *Publisher, pub Publishe
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer cat.Close()
 	contents, err := fbc.LoadFS(cat.FS(), "catalog")
 	if err != nil {
 		t.Fatal(err)

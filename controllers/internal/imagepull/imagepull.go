@@ -132,6 +132,12 @@ type Clients struct {
 	// Trusted says whether CatalogSources in a namespace may use registries on loopback (access.Policy.Trusted);
 	// nil: every namespace may. Set before first use.
 	Trusted func(ctx context.Context, namespace string) (bool, error)
+	// ScratchDir is where catalog images are extracted while they are parsed (image.Options.ScratchDir); "": the
+	// system's temporary directory. Set before first use.
+	ScratchDir string
+	// Space bounds the disk the catalog pulls in progress use together in ScratchDir (image.Options.Space); nil:
+	// only each pull's limits. Set before first use.
+	Space *image.Space
 
 	mu sync.Mutex
 	m  map[types.NamespacedName]entry
@@ -161,6 +167,7 @@ func (cl *Clients) For(ctx context.Context, c client.Reader, cs *operatorsv1alph
 	if e, ok := cl.m[key]; ok && e.fingerprint == fp {
 		return e.client, nil
 	}
+	opts.ScratchDir, opts.Space = cl.ScratchDir, cl.Space
 	ic, err := image.NewClient(opts)
 	if err != nil {
 		return nil, fmt.Errorf("spec.image.caBundle: %w", err)
