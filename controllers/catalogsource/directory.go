@@ -19,10 +19,14 @@ type DirectoryPolicy struct {
 	// --directory-catalog-root): a path under it may be served anywhere. Empty: no other namespace may serve a
 	// directory.
 	Root string
-	// Forbidden are directories no CatalogSource may serve, nor a directory that holds them (the bundle cache:
-	// other catalogs' bundle images, pulled with their credentials).
-	Forbidden []string
+	// Forbidden are directories no CatalogSource may serve, nor a directory that holds them: where ALM keeps what it
+	// pulled from other catalogs with their credentials (the bundle cache, the catalog scratch directory).
+	Forbidden []ForbiddenDir
 }
+
+// ForbiddenDir is a directory of ALM's that no CatalogSource may serve, what it is and the manager flag that sets it,
+// for messages (e.g. "ALM's bundle cache", "--bundle-cache-dir").
+type ForbiddenDir struct{ Dir, What, Flag string }
 
 // directoryRefusedError is a directory CatalogSource the policy refuses: it serves nothing until its spec (or the
 // directory's contents) change.
@@ -64,10 +68,10 @@ func (p DirectoryPolicy) Check(namespace, path string) (string, error) {
 		return "", p.outsideRoot(path, resolved)
 	}
 	for _, f := range p.Forbidden {
-		if f = resolve(f); f != "" && (within(f, resolved) || within(resolved, f)) {
-			return "", refusedf("%s %s (resolved: %s) overlaps ALM's bundle cache %s (the manager's --bundle-cache-dir), which holds "+
-				"bundle images pulled with other catalogs' credentials; no CatalogSource may serve it or a directory that holds it: "+
-				"name a directory of its own", field, path, resolved, f)
+		if dir := resolve(f.Dir); dir != "" && (within(dir, resolved) || within(resolved, dir)) {
+			return "", refusedf("%s %s (resolved: %s) overlaps %s %s (the manager's %s), which holds images pulled with "+
+				"other catalogs' credentials; no CatalogSource may serve it or a directory that holds it: name a directory of its own",
+				field, path, resolved, f.What, dir, f.Flag)
 		}
 	}
 	return resolved, nil

@@ -10,15 +10,15 @@ import (
 	"testing"
 )
 
-// tree makes root/{open/cat,open/link-out,open/link-in,cache/b,elsewhere} in a temporary directory: "open" is the
-// admin's root, "cache" the bundle cache.
+// tree makes root/{open/cat,open/link-out,open/link-in,cache/b,scratch/catalog-1,elsewhere} in a temporary directory: "open" is the
+// admin's root, "cache" the bundle cache, "scratch" the catalog scratch directory.
 func tree(t *testing.T) (dir string) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []string{"open/cat", "cache/b", "elsewhere"} {
+	for _, d := range []string{"open/cat", "cache/b", "scratch/catalog-1", "elsewhere"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -35,8 +35,11 @@ func tree(t *testing.T) (dir string) {
 func TestDirectoryPolicyCheck(t *testing.T) {
 	dir := tree(t)
 	open, cache := filepath.Join(dir, "open"), filepath.Join(dir, "cache")
-	withRoot := DirectoryPolicy{Namespace: "alm-system", Root: open, Forbidden: []string{cache}}
-	noRoot := DirectoryPolicy{Namespace: "alm-system", Forbidden: []string{cache}}
+	scratch := filepath.Join(dir, "scratch")
+	forbidden := []ForbiddenDir{{Dir: cache, What: "ALM's bundle cache", Flag: "--bundle-cache-dir"},
+		{Dir: scratch, What: "ALM's catalog scratch directory", Flag: "--catalog-scratch-dir"}}
+	withRoot := DirectoryPolicy{Namespace: "alm-system", Root: open, Forbidden: forbidden}
+	noRoot := DirectoryPolicy{Namespace: "alm-system", Forbidden: forbidden}
 	for _, tc := range []struct {
 		name      string
 		policy    DirectoryPolicy
@@ -61,9 +64,11 @@ func TestDirectoryPolicyCheck(t *testing.T) {
 		{name: "tenant: / with a root", policy: withRoot, namespace: "tenant", path: "/", wantMsg: []string{"is not under"}},
 		{name: "tenant: symlink out of the root", policy: withRoot, namespace: "tenant", path: filepath.Join(open, "link-out"),
 			wantMsg: []string{"resolved: " + filepath.Join(dir, "elsewhere"), "is not under"}},
-		{name: "tenant: symlink into the cache", policy: DirectoryPolicy{Namespace: "alm-system", Root: dir, Forbidden: []string{cache}},
+		{name: "tenant: symlink into the cache", policy: DirectoryPolicy{Namespace: "alm-system", Root: dir, Forbidden: forbidden},
 			namespace: "tenant", path: filepath.Join(open, "link-cache"), wantMsg: []string{"bundle cache " + cache, "--bundle-cache-dir"}},
 		{name: "ALM: any directory", policy: noRoot, namespace: "alm-system", path: filepath.Join(dir, "elsewhere"), want: filepath.Join(dir, "elsewhere")},
+		{name: "ALM: the catalog scratch directory", policy: noRoot, namespace: "alm-system", path: filepath.Join(scratch, "catalog-1"),
+			wantMsg: []string{"catalog scratch directory " + scratch, "--catalog-scratch-dir"}},
 		{name: "ALM: the cache", policy: noRoot, namespace: "alm-system", path: filepath.Join(cache, "b"), wantMsg: []string{"bundle cache"}},
 		{name: "ALM: a directory that holds the cache", policy: noRoot, namespace: "alm-system", path: dir, wantMsg: []string{"bundle cache"}},
 		{name: "ALM: /", policy: noRoot, namespace: "alm-system", path: "/", wantMsg: []string{"bundle cache"}},

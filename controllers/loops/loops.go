@@ -94,11 +94,16 @@ func (o Options) accessPolicy() access.Policy {
 }
 
 // directoryPolicy is which directories the CatalogSources of each namespace may serve: any in ALM's namespace, those
-// under DirectoryCatalogRoot elsewhere, and never the bundle cache.
+// under DirectoryCatalogRoot elsewhere, and never the bundle cache or the catalog scratch directory.
 func (o Options) directoryPolicy() catalogsource.DirectoryPolicy {
 	p := catalogsource.DirectoryPolicy{Namespace: o.Namespace, Root: o.DirectoryCatalogRoot}
 	if o.Bundles != nil && o.Bundles.Cache != nil && o.Bundles.Cache.Dir != "" {
-		p.Forbidden = []string{o.Bundles.Cache.Dir}
+		p.Forbidden = append(p.Forbidden, catalogsource.ForbiddenDir{Dir: o.Bundles.Cache.Dir,
+			What: "ALM's bundle cache", Flag: "--bundle-cache-dir"})
+	}
+	if o.Bundles != nil && o.Bundles.Clients != nil && o.Bundles.Clients.ScratchDir != "" {
+		p.Forbidden = append(p.Forbidden, catalogsource.ForbiddenDir{Dir: o.Bundles.Clients.ScratchDir,
+			What: "ALM's catalog scratch directory", Flag: "--catalog-scratch-dir"})
 	}
 	return p
 }
