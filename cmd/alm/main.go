@@ -170,26 +170,7 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 			"refused with a condition that says how to proceed. Installs that name a ServiceAccount are always checked against it.")
 	fs.DurationVar(&o.loopOptions.CatalogResync, "catalog-resync", catalogsource.DefaultResync,
 		"How often directory CatalogSources are read again (ConfigMap CatalogSources are watched and apply at once).")
-	fs.StringVar(&o.loopOptions.DirectoryCatalogRoot, "directory-catalog-root", "",
-		"Absolute directory of ALM's filesystem under which directory CatalogSources (spec.directory.path) of every namespace may serve bundles, "+
-			"symlinks and \"..\" resolved. Default: none, so only CatalogSources in ALM's namespace (--namespace) may serve a directory. "+
-			"No CatalogSource may serve --bundle-cache-dir or a directory that holds it.")
-	fs.StringVar(&o.bundleCacheDir, "bundle-cache-dir", filepath.Join(os.TempDir(), "alm-bundles"),
-		"Directory where bundle images are unpacked, by digest, before they are verified and installed (shared by the install, upgrade and requirements loops). "+
-			"Anything in it may be removed; give it its own volume (e.g. an emptyDir).")
-	fs.IntVar(&o.bundleCacheSize, "bundle-cache-size", 64,
-		"How many unpacked bundle images --bundle-cache-dir keeps; the least recently used beyond that are removed.")
-	o.bundleCacheBytes = mustQuantity("1Gi")
-	fs.Var(&o.bundleCacheBytes, "bundle-cache-bytes",
-		"How many bytes of unpacked bundle images --bundle-cache-dir keeps (a quantity: 1Gi, 512Mi); the least recently used beyond that are removed. "+
-			"Pulls in progress add up to 64Mi each. With --catalog-scratch-bytes it must fit the volume of the two directories (config/manager: a 4Gi emptyDir at /tmp).")
-	fs.StringVar(&o.catalogScratchDir, "catalog-scratch-dir", filepath.Join(os.TempDir(), "alm-catalogs"),
-		"Directory where catalog images are extracted, file by file, to be parsed; each catalog's files are removed once parsed, and what a stopped ALM left "+
-			"is removed at start. Give it its own volume (e.g. an emptyDir).")
-	o.catalogScratchBytes = mustQuantity("2Gi")
-	fs.Var(&o.catalogScratchBytes, "catalog-scratch-bytes",
-		"How many bytes the catalog images being extracted may hold in --catalog-scratch-dir together (a quantity). A pull that would pass it stops and is tried again a minute later. "+
-			"One catalog image may hold up to 2Gi of files; below that, the largest catalogs never load.")
+	o.bindCatalogFlags(fs)
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", loops.DefaultMaxConcurrentReconciles,
 		"How many objects each loop reconciles at once (e.g. how many OperatorVersions install in parallel). "+
 			"Raise it when many installs start together and the API server has room; no object is reconciled by two workers of a loop at once.")
@@ -229,6 +210,30 @@ func parseFlags(args []string) (*options, *zap.Options, error) {
 		return nil, nil, fmt.Errorf("%w (see --help)", err)
 	}
 	return o, zapOpts, nil
+}
+
+// bindCatalogFlags binds the flags of where catalogs come from on ALM's filesystem and how much disk they may use.
+func (o *options) bindCatalogFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.loopOptions.DirectoryCatalogRoot, "directory-catalog-root", "",
+		"Absolute directory of ALM's filesystem under which directory CatalogSources (spec.directory.path) of every namespace may serve bundles, "+
+			"symlinks and \"..\" resolved. Default: none, so only CatalogSources in ALM's namespace (--namespace) may serve a directory. "+
+			"No CatalogSource may serve --bundle-cache-dir, --catalog-scratch-dir or a directory that holds them.")
+	fs.StringVar(&o.bundleCacheDir, "bundle-cache-dir", filepath.Join(os.TempDir(), "alm-bundles"),
+		"Directory where bundle images are unpacked, by digest, before they are verified and installed (shared by the install, upgrade and requirements loops). "+
+			"Anything in it may be removed; give it its own volume (e.g. an emptyDir).")
+	fs.IntVar(&o.bundleCacheSize, "bundle-cache-size", 64,
+		"How many unpacked bundle images --bundle-cache-dir keeps; the least recently used beyond that are removed.")
+	o.bundleCacheBytes = mustQuantity("1Gi")
+	fs.Var(&o.bundleCacheBytes, "bundle-cache-bytes",
+		"How many bytes of unpacked bundle images --bundle-cache-dir keeps (a quantity: 1Gi, 512Mi); the least recently used beyond that are removed. "+
+			"Pulls in progress add up to 64Mi each. With --catalog-scratch-bytes it must fit the volume of the two directories (config/manager: a 4Gi emptyDir at /tmp).")
+	fs.StringVar(&o.catalogScratchDir, "catalog-scratch-dir", filepath.Join(os.TempDir(), "alm-catalogs"),
+		"Directory where catalog images are extracted, file by file, to be parsed; each catalog's files are removed once parsed, and what a stopped ALM left "+
+			"is removed at start. Give it its own volume (e.g. an emptyDir).")
+	o.catalogScratchBytes = mustQuantity("2Gi")
+	fs.Var(&o.catalogScratchBytes, "catalog-scratch-bytes",
+		"How many bytes the catalog images being extracted may hold in --catalog-scratch-dir together (a quantity). A pull that would pass it stops and is tried again a minute later. "+
+			"One catalog image may hold up to 2Gi of files; below that, the largest catalogs never load.")
 }
 
 // newManager creates the manager for the cluster in the kubeconfig, filling in the defaults of o that depend on
