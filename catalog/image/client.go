@@ -2,20 +2,17 @@ package image
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"syscall"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/almproject/alm/catalog/registrynet"
 )
 
 // Options say how a Client reaches registries.
@@ -37,6 +34,9 @@ type Options struct {
 	// Dial replaces the dialer (tests: it records the addresses dialled and connects nowhere); DenyLoopback is then
 	// the caller's to enforce. The plain-HTTP rules (Insecure) apply all the same.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// LookupIP resolves host names for the plain-HTTP check (tests: no name is looked up in DNS); nil: the system
+	// resolver.
+	LookupIP func(ctx context.Context, host string) ([]net.IPAddr, error)
 	// CatalogLimits and BundleLimits bound pulls; zero fields take DefaultCatalogLimits and DefaultBundleLimits.
 	CatalogLimits, BundleLimits Limits
 	// ScratchDir is where PullCatalog extracts catalogs (each to a directory of its own, removed by Catalog.Close);
@@ -84,58 +84,13 @@ func NewClient(opts Options) (*Client, error) {
 	return c, nil
 }
 
-// transportFor is a Client's transport: trusting the system roots plus the certificates of opts.CABundle; with
-// opts.DenyLoopback never connecting to a loopback or unspecified address; plain HTTP only as Options.Insecure says
-// (guarded).
+// transportFor is a Client's transport (package registrynet): the registry's TLS roots, no loopback with
+// opts.DenyLoopback, plain HTTP only with opts.Insecure and to a loopback address; its refusals are RefusedErrors.
 func transportFor(opts Options) (http.RoundTripper, error) {
-	base, ok := remote.DefaultTransport.(*http.Transport)
-	if !ok {
-		return nil, errors.New("remote.DefaultTransport is not an *http.Transport")
-	}
-	t := base.Clone()
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	if opts.DenyLoopback {
-		// Checked on the address dialled, after name resolution: a host name that resolves to 127.0.0.1 is refused too.
-		dialer.Control = refuseLoopback
-	}
-	dial := dialer.DialContext
-	if opts.Dial != nil {
-		dial = opts.Dial
-	}
-	t.DialContext = dial
-	if err := trustCABundle(t, opts.CABundle); err != nil {
-		return nil, err
-	}
-	return guarded(t, dial, opts.Insecure), nil
-}
-
-// trustCABundle makes t trust the certificates of caBundle besides the system roots.
-func trustCABundle(t *http.Transport, caBundle []byte) error {
-	if len(caBundle) == 0 {
-		return nil
-	}
-	pool, err := x509.SystemCertPool()
-	if err != nil {
-		pool = x509.NewCertPool()
-	}
-	if !pool.AppendCertsFromPEM(caBundle) {
-		return errors.New("CA bundle: no PEM certificate found")
-	}
-	t.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	return nil
-}
-
-// refuseLoopback is a net.Dialer Control that refuses loopback and unspecified addresses.
-func refuseLoopback(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) {
-		return &RefusedError{Image: address, Rule: RuleLoopback,
-			Detail: "a registry on loopback is ALM's own host; only catalogs a cluster admin trusts may use one"}
-	}
-	return nil
+	return registrynet.Transport(registrynet.Options{CABundle: opts.CABundle, Insecure: opts.Insecure, DenyLoopback: opts.DenyLoopback,
+		Dial: opts.Dial, LookupIP: opts.LookupIP, Refused: func(addr, rule, detail string) error {
+			return &RefusedError{Image: addr, Rule: rule, Detail: detail}
+		}})
 }
 
 // Digest returns the manifest digest ref names now, asking the registry with one HEAD of the manifest (a GET only

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/almproject/alm/catalog/registrynet"
 )
 
 // Rules name what a *RefusedError refused. They are stable strings, fit for status messages and tests.
@@ -47,7 +49,7 @@ const (
 	RuleNoContent = "no-content"
 	// RuleLoopback: a connection to a loopback address for a client with Options.DenyLoopback (Image is the
 	// address).
-	RuleLoopback = "loopback"
+	RuleLoopback = registrynet.RuleLoopback
 )
 
 // Reasons classify pull errors for a status condition (see Reason).

@@ -71,8 +71,7 @@ func (w *wire) serve(c net.Conn) {
 // RulePlainHTTP; elsewhere it never tries.
 func TestPlainHTTPOnlyInsecureAndLoopback(t *testing.T) {
 	names := map[string][]string{"registry.internal.test": {"10.1.2.3"}, "rebind.internal.test": {"127.0.0.1", "192.168.7.8"}}
-	defer func(orig func(context.Context, string) ([]net.IPAddr, error)) { lookupIP = orig }(lookupIP)
-	lookupIP = func(_ context.Context, host string) ([]net.IPAddr, error) {
+	lookupIP := func(_ context.Context, host string) ([]net.IPAddr, error) {
 		var out []net.IPAddr
 		for _, ip := range names[host] {
 			out = append(out, net.IPAddr{IP: net.ParseIP(ip)})
@@ -113,7 +112,7 @@ func TestPlainHTTPOnlyInsecureAndLoopback(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				c, err := NewClient(Options{Keychain: kc, Insecure: insecure, Dial: w.dial})
+				c, err := NewClient(Options{Keychain: kc, Insecure: insecure, Dial: w.dial, LookupIP: lookupIP})
 				if err != nil {
 					t.Fatal(err)
 				}
