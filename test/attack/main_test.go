@@ -132,13 +132,19 @@ func tenant(t *testing.T, prefix string, rules, clusterRules []rbacv1.PolicyRule
 			t.Fatal(err)
 		}
 	}
-	cfg, err := cp.ServiceAccountConfig(t.Context(), ns, name)
+	return ns, clientAs(t, ns, name)
+}
+
+// clientAs is a client that acts with a token of ServiceAccount namespace/name.
+func clientAs(t *testing.T, namespace, name string) client.Client {
+	t.Helper()
+	cfg, err := cp.ServiceAccountConfig(t.Context(), namespace, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	as, err := client.New(cfg, client.Options{Scheme: harness.Scheme()})
+	c, err := client.New(cfg, client.Options{Scheme: harness.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ns, as
+	return c
 }

@@ -2,10 +2,8 @@ package attack
 
 import (
 	"context"
-	"crypto/tls"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,25 +60,11 @@ func serveMetrics(t *testing.T, alm *harness.Manager) string {
 }
 
 // scrape GETs url with token (none when empty), trusting any certificate (ALM's is self-signed), and returns the
-// status and body; an error when no HTTP answer came.
+// status and body; an error when no HTTP answer came within 10s.
 func scrape(ctx context.Context, url, token string) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
+	return metricstest.Get(ctx, url, token)
 }
 
 // token returns a token of the ServiceAccount namespace/name.

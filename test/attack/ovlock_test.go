@@ -308,14 +308,7 @@ func TestPolicyAllowsMetadataWritesOnLargeVersions(t *testing.T) {
 	applyConfig(t)
 	waitPolicyEnforced(t)
 	admin := harness.Client(t, cp)
-	identity, err := cp.ServiceAccountConfig(t.Context(), almNamespace, almServiceAccount)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alm, err := client.New(identity, client.Options{Scheme: harness.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	alm := clientAs(t, almNamespace, almServiceAccount)
 	ns := harness.Namespace(t, admin, "large")
 	d := harness.Demo{Namespace: ns, Name: "large.v1.0.0", Version: "1.0.0", Package: "large", Namespaced: true}
 	for i := range 300 {
