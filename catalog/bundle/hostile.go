@@ -54,9 +54,10 @@ func wildcardPermissions(csv *opv1alpha1.ClusterServiceVersion, file string) []P
 	return problems
 }
 
-// objectChecks looks at the bundle's other objects: bindings to privileged roles, aggregated ClusterRoles, wildcard
-// and escalating Roles, and objects that name a namespace (ALM installs them in the AppType's namespace).
-func objectChecks(objects []*unstructured.Unstructured, file func(i int) string) []Problem {
+// objectChecks looks at the bundle's other objects: bindings to privileged roles, aggregated ClusterRoles, roles that
+// aggregate into admin, edit or view beyond the API groups of the bundle's CRDs (groups), wildcard and escalating
+// Roles, and objects that name a namespace (ALM installs them in the AppType's namespace).
+func objectChecks(objects []*unstructured.Unstructured, groups map[string]bool, file func(i int) string) []Problem {
 	var problems []Problem
 	for i, obj := range objects {
 		what := obj.GetKind() + " " + obj.GetName()
@@ -71,6 +72,10 @@ func objectChecks(objects []*unstructured.Unstructured, file func(i int) string)
 		if policy.AggregatedRole(obj) {
 			problems = append(problems, Warnf(file(i), policy.RuleAggregatedRole, policy.OptInHint(policy.RuleAggregatedRole),
 				"%s: aggregationRule gathers the rules of every ClusterRole its selectors match", what))
+		}
+		if label, j := policy.AggregatesBeyond(obj, groups); label != "" {
+			problems = append(problems, Warnf(file(i), policy.RuleAggregateToUserRoles, policy.OptInHint(policy.RuleAggregateToUserRoles),
+				"%s: label %s adds rules[%d], which reaches beyond the bundle's own custom resources, to everyone bound to that role", what, label, j))
 		}
 		if policy.WildcardRole(obj) >= 0 {
 			problems = append(problems, Warnf(file(i), policy.RuleWildcardRBAC, policy.OptInHint(policy.RuleWildcardRBAC),

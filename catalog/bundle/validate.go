@@ -64,7 +64,11 @@ func validateBundle(src *bundleSource, pb *parsedBundle) []Problem {
 	problems = append(problems, builtinGroupCRDs(pb.crds, func(i int) string { return fileOfCRD(pb, i, fileOf) })...)
 	problems = append(problems, wildcardPermissions(pb.csv, csvFile)...)
 	problems = append(problems, privilegedDeployments(pb.csv, csvFile)...)
-	problems = append(problems, objectChecks(pb.objects, func(i int) string { return pb.objDocs[i].file })...)
+	groups := map[string]bool{}
+	for _, crd := range pb.crds {
+		groups[crd.Spec.Group] = true
+	}
+	problems = append(problems, objectChecks(pb.objects, groups, func(i int) string { return pb.objDocs[i].file })...)
 	problems = append(problems, unsupportedObjects(pb, fileOf)...)
 	return problems
 }

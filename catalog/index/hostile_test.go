@@ -175,6 +175,12 @@ func TestHostileInput(t *testing.T) {
 				cattest.WriteFile(t, filepath.Join(bad, "manifests/role.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: gather\n"+
 					"aggregationRule:\n  clusterRoleSelectors:\n  - matchLabels: {kubernetes.io/bootstrapping: rbac-defaults}\nrules: []\n")
 			}},
+		{name: "aggregate-to-view-secrets", rule: policy.RuleAggregateToUserRoles, severity: bundle.SeverityWarning, file: "manifests/role.yaml",
+			detail: []string{"ClusterRole bad-view: label rbac.authorization.k8s.io/aggregate-to-view adds rules[0], which reaches beyond the bundle's own custom resources"},
+			prepare: func(t *testing.T, dir, bad string) {
+				cattest.WriteFile(t, filepath.Join(bad, "manifests/role.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: bad-view\n"+
+					"  labels: {rbac.authorization.k8s.io/aggregate-to-view: \"true\"}\nrules:\n- {apiGroups: [\"\"], resources: [secrets], verbs: [get]}\n")
+			}},
 		{name: "object-in-other-namespace", rule: bundle.RuleOtherNamespace, severity: bundle.SeverityWarning, file: "manifests/service.yaml", detail: []string{"Service bad-metrics", "metadata.namespace \"kube-system\"", "ignored"},
 			prepare: func(t *testing.T, dir, bad string) {
 				cattest.WriteFile(t, filepath.Join(bad, "manifests/service.yaml"), "apiVersion: v1\nkind: Service\nmetadata:\n  name: bad-metrics\n  namespace: kube-system\nspec:\n  ports:\n  - port: 8080\n")

@@ -25,6 +25,10 @@ const (
 	RulePrivilegedBinding = "privileged-role-binding"
 	// RuleAggregatedRole: a ClusterRole with an aggregationRule, which gathers the rules of other ClusterRoles.
 	RuleAggregatedRole = "aggregated-clusterrole"
+	// RuleAggregateToUserRoles: a ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-<role> (so that
+	// Kubernetes adds its rules to admin, edit or view, and to every binding of them) whose rules reach beyond the
+	// custom resources the bundle ships.
+	RuleAggregateToUserRoles = "aggregate-to-user-roles"
 	// RulePrivilegedPod: a pod template that runs privileged.
 	RulePrivilegedPod = "privileged-pod"
 )

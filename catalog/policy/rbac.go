@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -142,6 +143,44 @@ func EscalatingRole(obj *unstructured.Unstructured) (int, string) {
 func AggregatedRole(obj *unstructured.Unstructured) bool {
 	r := role(obj)
 	return r != nil && obj.GetKind() == "ClusterRole" && r.AggregationRule != nil && len(r.AggregationRule.ClusterRoleSelectors) > 0
+}
+
+// aggregateToPrefix starts the labels by which Kubernetes' aggregated ClusterRoles (admin, edit, view) select the
+// ClusterRoles whose rules they gather.
+const aggregateToPrefix = "rbac.authorization.k8s.io/aggregate-to-"
+
+// AggregatesBeyond finds, for a ClusterRole labelled rbac.authorization.k8s.io/aggregate-to-<role>: "true", the first
+// rule that reaches beyond the API groups of the custom resources a bundle ships (groups): a non-resource URL, `*`,
+// or any other group, Kubernetes' own included. It returns the label and the rule's index; "" and -1 when the role
+// aggregates into no other role or only grants on the bundle's own kinds (as operators add their kinds to view and
+// edit). Such a label pushes the rules to everyone bound to admin, edit or view, so a bundle that labels a role to
+// grant them Secrets or Pods widens what every namespace admin, editor or viewer holds.
+func AggregatesBeyond(obj *unstructured.Unstructured, groups map[string]bool) (string, int) {
+	r := role(obj)
+	if r == nil || obj.GetKind() != "ClusterRole" {
+		return "", -1
+	}
+	var label string
+	for _, k := range slices.Sorted(maps.Keys(obj.GetLabels())) {
+		if strings.HasPrefix(k, aggregateToPrefix) && obj.GetLabels()[k] == "true" {
+			label = k
+			break
+		}
+	}
+	if label == "" {
+		return "", -1
+	}
+	for i, rule := range r.Rules {
+		if len(rule.NonResourceURLs) > 0 {
+			return label, i
+		}
+		for _, g := range rule.APIGroups {
+			if !groups[g] {
+				return label, i
+			}
+		}
+	}
+	return "", -1
 }
 
 // privilegedRoles are the ClusterRoles Kubernetes ships that a bundle binds only with an admin's opt-in: cluster-admin

@@ -39,24 +39,30 @@ func AllowedFrom(annotations map[string]string) Allowed {
 // CheckPolicy refuses, with an InvalidError naming the object, the field and the rule, a plan that grants `*` on
 // `*` or privilege-escalating permissions (policy.EscalatingRule: escalate, bind or impersonate, spelled out or
 // through `*`), binds a privileged role (cluster-admin, admin, edit, system:*), ships a ClusterRole with an
-// aggregationRule, runs privileged pods or registers a webhook on every resource, unless allowed; and one with a CRD
-// in a group Kubernetes serves (never allowed). namespace is the AppType's, for the refusal's kubectl line.
+// aggregationRule or one that aggregates into admin, edit or view beyond the bundle's own kinds, runs privileged
+// pods or registers a webhook on every resource, unless allowed; and one with a CRD in a group Kubernetes serves
+// (never allowed). namespace is the AppType's, for the refusal's kubectl line.
 func CheckPolicy(p *Plan, namespace string, allowed Allowed) error {
 	for _, crd := range p.CRDs {
 		if group, _, _ := unstructured.NestedString(crd.Object, "spec", "group"); policy.IsBuiltinGroup(group) {
 			return invalidf("CustomResourceDefinition %s: spec.group %q is served by Kubernetes itself (rule %s)", crd.GetName(), group, policy.RuleCRDBuiltinGroup)
 		}
 	}
+	groups := map[string]bool{}
+	for _, crd := range p.CRDs {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		groups[group] = true
+	}
 	for _, obj := range p.Objects {
-		if err := checkObject(obj, namespace, allowed); err != nil {
+		if err := checkObject(obj, groups, namespace, allowed); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkObject is CheckPolicy for one object of the plan.
-func checkObject(obj *unstructured.Unstructured, namespace string, allowed Allowed) error {
+// checkObject is CheckPolicy for one object of the plan; groups are the API groups of the plan's CRDs.
+func checkObject(obj *unstructured.Unstructured, groups map[string]bool, namespace string, allowed Allowed) error {
 	what := obj.GetKind() + " " + describe(obj)
 	refused := func(rule, format string, args ...any) error { return refusal(namespace, rule, format, args...) }
 	if i := policy.WildcardRole(obj); i >= 0 && !allowed[policy.RuleWildcardRBAC] {
@@ -68,6 +74,10 @@ func checkObject(obj *unstructured.Unstructured, namespace string, allowed Allow
 	if policy.AggregatedRole(obj) && !allowed[policy.RuleAggregatedRole] {
 		return refused(policy.RuleAggregatedRole, "%s: aggregationRule gathers the rules of every ClusterRole its selectors match, "+
 			"now and later, whatever the bundle grants", what)
+	}
+	if label, i := policy.AggregatesBeyond(obj, groups); label != "" && !allowed[policy.RuleAggregateToUserRoles] {
+		return refused(policy.RuleAggregateToUserRoles, "%s: label %s adds rules[%d], which reaches beyond the custom resources "+
+			"the bundle ships, to everyone bound to that role (e.g. every namespace's admins, editors or viewers)", what, label, i)
 	}
 	if w := wildcardWebhook(obj); w != "" && !allowed[policy.RuleWildcardWebhook] {
 		return refused(policy.RuleWildcardWebhook, "%s: %s intercepts every resource of every API group with failurePolicy Fail", what, w)

@@ -58,6 +58,12 @@ const (
 // TestPolicy: what the installer refuses by default, the message (object, field, rule, opt-in annotation), and the
 // opt-in. A refusal is an InvalidError: the OperatorVersion fails and nothing is applied. Every row is listed under
 // "Hostile inputs" in the top-level README.
+// aggregateToView is a ClusterRole demo-view labelled to aggregate into Kubernetes' view role, with rules (JSON).
+func aggregateToView(rules string) string {
+	return `{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"demo-view",` +
+		`"labels":{"rbac.authorization.k8s.io/aggregate-to-view":"true"}},"rules":[` + rules + `]}`
+}
+
 func TestPolicy(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -105,6 +111,22 @@ func TestPolicy(t *testing.T) {
 			[]string{"ClusterRole gather: aggregationRule gathers the rules of every ClusterRole its selectors match", "rule aggregated-clusterrole", "operators.alm.dev/allow-aggregated-clusterrole"}},
 		{"aggregated ClusterRole allowed", map[string]string{"operators.alm.dev/allow-aggregated-clusterrole": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
 			addObject(o, aggregatedRole)
+		}, nil},
+		{"aggregate-to-view with Secrets", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, aggregateToView(`{"apiGroups":["demo.example.com"],"resources":["widgets"],"verbs":["get"]},{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}`))
+		}, []string{"ClusterRole demo-view: label rbac.authorization.k8s.io/aggregate-to-view adds rules[1], which reaches beyond the custom resources",
+			"rule aggregate-to-user-roles", "operators.alm.dev/allow-aggregate-to-user-roles"}},
+		{"aggregate-to-view with * groups", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, aggregateToView(`{"apiGroups":["*"],"resources":["widgets"],"verbs":["get"]}`))
+		}, []string{"rules[0], which reaches beyond", "rule aggregate-to-user-roles"}},
+		{"aggregate-to-view with a non-resource URL", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, aggregateToView(`{"nonResourceURLs":["/metrics"],"verbs":["get"]}`))
+		}, []string{"rules[0], which reaches beyond", "rule aggregate-to-user-roles"}},
+		{"aggregate-to-view of the bundle's own kinds (as operators ship)", nil, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, aggregateToView(`{"apiGroups":["demo.example.com"],"resources":["widgets"],"verbs":["get","list","watch"]}`))
+		}, nil},
+		{"aggregate-to-view allowed", map[string]string{"operators.alm.dev/allow-aggregate-to-user-roles": "true"}, func(o *operatorsv1alpha1.OperatorVersion) {
+			addObject(o, aggregateToView(`{"apiGroups":[""],"resources":["secrets"],"verbs":["get"]}`))
 		}, nil},
 		{"* verbs on RBAC objects", nil, func(o *operatorsv1alpha1.OperatorVersion) {
 			o.Spec.Install.StrategySpec.ClusterPermissions[0].Rules = []rbacv1.PolicyRule{{APIGroups: []string{rbacv1.GroupName},
