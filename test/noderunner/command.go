@@ -247,13 +247,3 @@ func rewritePorts(s string, ports map[int32]int32) string {
 		return sub[1] + net.JoinHostPort(podIP, strconv.Itoa(int(host)))
 	})
 }
-
-// freePort asks the kernel for an unused loopback port.
-func freePort() (int32, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(podIP, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return int32(l.Addr().(*net.TCPAddr).Port), nil
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -80,15 +81,25 @@ func newPod(d *appsv1.Deployment, hash string, imgs map[string]*images.Image, de
 		notify:     notify,
 		done:       make(chan struct{}),
 	}
+	// The listeners that found the pod's ports stay open until every port is chosen: a port closed at once could be
+	// handed out again to the pod's next port, and two of its servers would then fight over one address.
+	var held []net.Listener
+	defer func() {
+		for _, l := range held {
+			_ = l.Close()
+		}
+	}()
 	for _, c := range p.spec.Containers {
 		for _, cp := range c.Ports {
 			if _, ok := p.ports[cp.ContainerPort]; ok {
 				continue
 			}
-			hp, err := freePort()
+			l, err := net.Listen("tcp", net.JoinHostPort(podIP, "0"))
 			if err != nil {
 				return nil, err
 			}
+			held = append(held, l)
+			hp := int32(l.Addr().(*net.TCPAddr).Port)
 			p.ports[cp.ContainerPort] = hp
 			p.log.Info(fmt.Sprintf("pod %s port %d -> %s:%d", name, cp.ContainerPort, podIP, hp), "container", c.Name)
 		}
