@@ -14,6 +14,10 @@ CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT  := $(BIN)/golangci-lint
 OPM            := $(BIN)/opm
 CONTROL_PLANE  := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl
+# The local node (test/localnode): kubelet, kube-proxy, kube-scheduler, containerd and its runc shim, CNI plugins;
+# runc itself comes from Debian.
+NODE           := $(BIN)/kubelet $(BIN)/kube-proxy $(BIN)/kube-scheduler $(BIN)/containerd $(BIN)/containerd-shim-runc-v2 \
+	$(BIN)/cni/bridge $(BIN)/cni/host-local $(BIN)/cni/loopback /usr/sbin/runc /usr/sbin/nft
 KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.35.1 \
 	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35
 
@@ -135,10 +139,26 @@ run: tools images ## The local environment and the story: control plane, ALM fro
 ##@ Tools (built from source, only when missing)
 
 .PHONY: tools
-tools: $(CONTROL_PLANE) $(CONTROLLER_GEN) $(OPM) ## Build the pinned cluster (etcd, kube-apiserver, kube-controller-manager), kubectl, generator and opm binaries.
+tools: $(CONTROL_PLANE) $(NODE) $(CONTROLLER_GEN) $(OPM) ## Build the pinned cluster and node binaries, kubectl, generator and opm; install runc and nft from Debian.
 
-$(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl:
+$(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl $(BIN)/kubelet $(BIN)/kube-proxy $(BIN)/kube-scheduler:
 	cd hack/tools/kubernetes && go build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o $(BIN)/ k8s.io/kubernetes/cmd/$(notdir $@)
+
+# containerd as its release builds it without cgo (no btrfs, devmapper, zfs or aufs snapshotters: overlayfs only).
+$(BIN)/containerd $(BIN)/containerd-shim-runc-v2:
+	cd hack/tools/containerd && CGO_ENABLED=0 go build -tags no_btrfs,no_devmapper,no_zfs,no_aufs -o $@ \
+		github.com/containerd/containerd/v2/cmd/$(notdir $@)
+
+$(BIN)/cni/bridge $(BIN)/cni/host-local $(BIN)/cni/loopback:
+	cd hack/tools/cni && CGO_ENABLED=0 go build -o $@ \
+		github.com/containernetworking/plugins/plugins/$(if $(filter host-local,$(notdir $@)),ipam,main)/$(notdir $@)
+
+# runc (the OCI runtime containerd's shim calls) and nft (kube-proxy's nftables mode, the bridge plugin's
+# masquerading) are not Go modules one can pin here: Debian's packages.
+/usr/sbin/runc /usr/sbin/nft:
+	@command -v apt-get >/dev/null || { echo "$@ is missing: install runc and nftables with your package manager"; exit 1; }
+	export DEBIAN_FRONTEND=noninteractive; apt-get install -y --no-install-recommends runc nftables \
+		|| { apt-get update && apt-get install -y --no-install-recommends runc nftables; }
 
 $(BIN)/etcd:
 	cd hack/tools/etcd && go build -o $@ go.etcd.io/etcd/server/v3

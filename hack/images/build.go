@@ -34,10 +34,16 @@ type Target struct {
 // Archive is the file name of the target's archive: <name>-<version>.tar.
 func (t Target) Archive() string { return t.Name + "-" + t.Version + ".tar" }
 
-// Plan returns the images to build: alm.local/alm:<almVersion>, and for every package input in
-// <root>/hack/bundles the image of every version (the image its bundle names), built from ./cmd/<name>.
+// PauseImage is the local node's pod sandbox image (test/cmd/pause), which test/localnode's containerd pulls.
+const PauseImage = "alm.local/pause:1.0.0"
+
+// Plan returns the images to build: alm.local/alm:<almVersion>, the local node's PauseImage, and for every package
+// input in <root>/hack/bundles the image of every version (the image its bundle names), built from ./cmd/<name>.
 func Plan(root, almVersion string) ([]Target, error) {
-	targets := []Target{{Name: "alm", Package: "./cmd/alm", Version: almVersion, Tag: "alm.local/alm:" + almVersion}}
+	targets := []Target{
+		{Name: "alm", Package: "./cmd/alm", Version: almVersion, Tag: "alm.local/alm:" + almVersion},
+		{Name: "pause", Package: "./test/cmd/pause", Version: "1.0.0", Tag: PauseImage},
+	}
 	inputs, err := filepath.Glob(filepath.Join(root, "hack", "bundles", "*.yaml"))
 	if err != nil {
 		return nil, err

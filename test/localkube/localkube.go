@@ -51,6 +51,8 @@ type Options struct {
 	// APIServerFlags are extra kube-apiserver flags, name (without dashes) to value, e.g. "audit-log-path" and
 	// "audit-policy-file" to record who made which request. They override the defaults of the same name.
 	APIServerFlags map[string]string
+	// Node makes a cluster a real node can join (test/localnode): see NodeOptions.
+	Node *NodeOptions
 }
 
 // Cluster is a running local Kubernetes cluster: etcd, kube-apiserver and kube-controller-manager, no nodes.
@@ -67,10 +69,18 @@ type Cluster struct {
 	// listens on it unless a node runner does.
 	ServiceSocket string
 
-	env      *envtest.Environment
-	kcm      *exec.Cmd
-	kcmDone  chan error
-	watchdog *exec.Cmd
+	// Node is set when the cluster was started for a node (Options.Node).
+	Node *NodeCluster
+
+	env        *envtest.Environment
+	components []*component // kube-controller-manager, kube-scheduler
+	watchdog   *exec.Cmd
+}
+
+// component is a control-plane process besides etcd and kube-apiserver.
+type component struct {
+	cmd  *exec.Cmd
+	done chan error
 }
 
 // RepoRoot returns the repository root: the nearest directory above the working directory that holds go.mod of
@@ -118,7 +128,11 @@ func Start(opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	for _, bin := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
+	bins := []string{"etcd", "kube-apiserver", "kube-controller-manager"}
+	if opts.Node != nil {
+		bins = append(bins, "kube-scheduler")
+	}
+	for _, bin := range bins {
 		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
 			return nil, fmt.Errorf("cluster binary %s missing in %s: run `make tools` to build it from source: %w", bin, opts.BinDir, err)
 		}
@@ -154,7 +168,11 @@ func Start(opts Options) (_ *Cluster, err error) {
 	}
 	cp.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
 	cp.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
-	if err := cp.egressToServices(); err != nil {
+	if opts.Node != nil {
+		if err := cp.prepareForNode(*opts.Node); err != nil {
+			return nil, err
+		}
+	} else if err := cp.egressToServices(); err != nil {
 		return nil, err
 	}
 	for name, value := range opts.APIServerFlags {
@@ -181,34 +199,39 @@ func Start(opts Options) (_ *Cluster, err error) {
 	if err := os.WriteFile(cp.KubeconfigPath, kubeconfig, 0o600); err != nil {
 		return nil, err
 	}
+	if opts.Node != nil {
+		return cp, cp.startForNode(opts)
+	}
 	if !opts.NoControllerManager {
-		if err := cp.startControllerManager(opts); err != nil {
+		if err := cp.start(opts, "kube-controller-manager",
+			"--kubeconfig="+cp.KubeconfigPath,
+			"--controllers=garbagecollector,namespace,clusterrole-aggregation",
+			"--leader-elect=false",
+			"--secure-port=0",
+			"--concurrent-gc-syncs=5",
+		); err != nil {
 			return nil, err
 		}
 	}
 	return cp, nil
 }
 
-// startControllerManager runs only the garbage collector, namespace and clusterrole-aggregation controllers (the last
-// so that a ClusterRole's aggregationRule takes effect as on any cluster). The deployment and replicaset controllers
-// stay off: with no kubelet they would fight the local node runner over Deployment status.
-func (cp *Cluster) startControllerManager(opts Options) error {
-	cp.kcm = exec.Command(filepath.Join(opts.BinDir, "kube-controller-manager"),
-		"--kubeconfig="+cp.KubeconfigPath,
-		"--controllers=garbagecollector,namespace,clusterrole-aggregation",
-		"--leader-elect=false",
-		"--secure-port=0",
-		"--concurrent-gc-syncs=5",
-	)
-	cp.kcm.Dir = cp.Dir
+// start starts the control-plane binary name with args, in cp.Dir, logging to opts.Output. Without Options.Node,
+// kube-controller-manager runs only the garbage collector, namespace and clusterrole-aggregation controllers (the
+// last so that a ClusterRole's aggregationRule takes effect as on any cluster): with no node, the deployment and
+// replicaset controllers would have nothing to run pods on.
+func (cp *Cluster) start(opts Options, name string, args ...string) error {
+	cmd := exec.Command(filepath.Join(opts.BinDir, name), args...)
+	cmd.Dir = cp.Dir
 	if opts.Output != nil {
-		cp.kcm.Stdout, cp.kcm.Stderr = opts.Output, opts.Output
+		cmd.Stdout, cmd.Stderr = opts.Output, opts.Output
 	}
-	if err := cp.kcm.Start(); err != nil {
-		return fmt.Errorf("starting kube-controller-manager: %w", err)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", name, err)
 	}
-	cp.kcmDone = make(chan error, 1)
-	go func() { cp.kcmDone <- cp.kcm.Wait() }()
+	c := &component{cmd: cmd, done: make(chan error, 1)}
+	go func() { c.done <- cmd.Wait() }()
+	cp.components = append(cp.components, c)
 	return nil
 }
 
@@ -229,16 +252,16 @@ func (cp *Cluster) startWatchdog() error {
 // Stop stops every process and removes Dir. It is safe to call more than once and on a partly started plane.
 func (cp *Cluster) Stop() error {
 	var errs []error
-	if cp.kcm != nil && cp.kcm.Process != nil {
-		_ = cp.kcm.Process.Signal(os.Interrupt)
+	for _, c := range cp.components {
+		_ = c.cmd.Process.Signal(os.Interrupt)
 		select {
-		case <-cp.kcmDone:
+		case <-c.done:
 		case <-time.After(10 * time.Second):
-			_ = cp.kcm.Process.Kill()
-			<-cp.kcmDone
+			_ = c.cmd.Process.Kill()
+			<-c.done
 		}
-		cp.kcm = nil
 	}
+	cp.components = nil
 	if cp.env != nil {
 		if err := cp.env.Stop(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping etcd and kube-apiserver: %w", err))
