@@ -1,7 +1,8 @@
-// Package e2e tells ALM's whole story with the real binaries as processes: ALM deployed from config/default and
-// run by the local node runner from its image, pulled from a registry on loopback; the Konnect operator published
-// from bundles/ as bundle images and a catalog image to that registry, installed from an image CatalogSource and
-// run the same way; the Konnect simulator over HTTP. Every assertion is something a user can see.
+// Package e2e tells ALM's whole story on a real cluster with one real node (test/localnode: containerd, runc,
+// kubelet, kube-proxy): ALM deployed with `kubectl apply -k config/default` and running as a pod from its image,
+// pulled through the node's registry mirror; the Konnect operator published from bundles/ as bundle images and a
+// catalog image to that registry, installed from an image CatalogSource and running as pods the same way; the
+// Konnect simulator over HTTP. Every assertion is something a user can see.
 package e2e
 
 import (
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctrllog.SetLogger(logr.Discard()) // the node runner runs controller-runtime in the test process
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	var err error
 	if root, err = localkube.RepoRoot(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -80,6 +81,9 @@ func start(t testing.TB) (context.Context, *localenv.Env, *localenv.Story) {
 		if t.Failed() {
 			for path, log := range env.Logs("") {
 				t.Logf("---- %s (last 3000 bytes)\n%s", path, tail(log, 3000))
+			}
+			if data, err := os.ReadFile(filepath.Join(dir, "node.log")); err == nil {
+				t.Logf("---- the node's log (last 3000 bytes)\n%s", tail(string(data), 3000))
 			}
 		}
 		env.Stop()

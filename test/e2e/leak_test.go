@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +27,7 @@ import (
 )
 
 // konnectMetricsPort is the containerPort the Konnect operator's Deployment declares for /metrics (plain HTTP, open);
-// ALM's is localenv.ALMMetricsPort (HTTPS, with a token). The node runner maps each to a loopback host port
-// (PodInfo.Ports).
+// ALM's is localenv.ALMMetricsPort (HTTPS, with a token). The tests reach them at the pod's IP, as Prometheus would.
 const konnectMetricsPort = 8080
 
 // metricsEndpoint returns the URL of the /metrics of a Deployment's running pod and the token to read it with: ALM's
@@ -34,7 +35,7 @@ const konnectMetricsPort = 8080
 // it; the Konnect operator's over plain HTTP with none.
 func metricsEndpoint(t *testing.T, ctx context.Context, env *localenv.Env, namespace, deployment string) (url, token string) {
 	t.Helper()
-	_, ports := runningPod(t, env, namespace, deployment)
+	pod := runningPod(t, env, namespace, deployment)
 	port, scheme := int32(konnectMetricsPort), "http"
 	if namespace == localenv.ALMNamespace && deployment == localenv.ALMDeployment {
 		var err error
@@ -43,18 +44,14 @@ func metricsEndpoint(t *testing.T, ctx context.Context, env *localenv.Env, names
 		}
 		port, scheme = localenv.ALMMetricsPort, "https"
 	}
-	host, ok := ports[port]
-	if !ok {
-		t.Fatalf("the pod of %s/%s maps no host port for containerPort %d: %v", namespace, deployment, port, ports)
-	}
-	return fmt.Sprintf("%s://127.0.0.1:%d/metrics", scheme, host), token
+	return fmt.Sprintf("%s://%s/metrics", scheme, net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port)))), token
 }
 
 // secrets are the values that must never be seen outside a Secret or a token file, by what they are.
 type secrets map[string]string
 
 // storySecrets are the Konnect token, every value of every Secret the demo creates, and the ServiceAccount tokens
-// the node runner gave ALM's and the Konnect operator's running pods.
+// the kubelet mounted into ALM's and the Konnect operator's running pods.
 func storySecrets(t *testing.T, env *localenv.Env) secrets {
 	t.Helper()
 	s := secrets{"the Konnect token": env.KonnectToken}
@@ -86,26 +83,23 @@ func storySecrets(t *testing.T, env *localenv.Env) secrets {
 	return s
 }
 
-// runningPod returns the running pod of a Deployment.
-func runningPod(t *testing.T, env *localenv.Env, namespace, deployment string) (dir string, ports map[int32]int32) {
+// runningPod returns the Ready pod of a Deployment.
+func runningPod(t *testing.T, env *localenv.Env, namespace, deployment string) *corev1.Pod {
 	t.Helper()
-	for _, p := range env.Runner.Pods() {
-		if p.Namespace == namespace && p.Deployment == deployment && !p.Terminating {
-			return p.Dir, p.Ports
-		}
+	pod, err := env.RunningPod(t.Context(), namespace, deployment)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no running pod of %s/%s: %+v", namespace, deployment, env.Runner.Pods())
-	return "", nil
+	return pod
 }
 
 func podToken(t *testing.T, env *localenv.Env, namespace, deployment string) string {
 	t.Helper()
-	dir, _ := runningPod(t, env, namespace, deployment)
-	data, err := os.ReadFile(filepath.Join(dir, "serviceaccount", "token"))
+	token, err := localenv.PodToken(runningPod(t, env, namespace, deployment))
 	if err != nil {
-		t.Fatalf("reading the token of %s/%s: %v", namespace, deployment, err)
+		t.Fatal(err)
 	}
-	return strings.TrimSpace(string(data))
+	return token
 }
 
 // scrapeMetrics reads the /metrics endpoint of a Deployment's running pod. It fails unless the answer holds samples

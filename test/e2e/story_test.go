@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -150,16 +148,18 @@ func assertBundleImage(t *testing.T, ov *operatorsv1alpha1.OperatorVersion, pub 
 	}
 }
 
-// assertPulledFromRegistry checks that the node runner pulled the operator's image of version from the registry (it
-// has no archives) and, when the catalog holds no manifests, that ALM pulled the bundle image from it.
+// assertPulledFromRegistry checks that the node pulled the operator's image of version from the registry (its
+// mirror for alm.local; the node has no archives) and, when the catalog holds no manifests, that ALM pulled the
+// bundle image from it.
 func assertPulledFromRegistry(t *testing.T, env *localenv.Env, version string) {
 	t.Helper()
 	if n := env.Registry.ManifestRequests(localenv.Package); n == 0 {
-		t.Errorf("the registry served no manifest of %s: the node runner did not pull it", localenv.Package)
+		t.Errorf("the registry served no manifest of %s: the node did not pull it", localenv.Package)
 	}
 	want := localenv.ImageHost + "/" + localenv.Package + ":" + version
-	if !slices.Contains(env.Runner.Images(), want) {
-		t.Errorf("the node runner has not pulled %s; it has %v", want, env.Runner.Images())
+	pod := runningPod(t, env, ns, localenv.Package)
+	if st := pod.Status.ContainerStatuses; len(st) != 1 || st[0].Image != want || !strings.Contains(st[0].ImageID, "@sha256:") {
+		t.Errorf("the operator's pod %s does not run %s pulled by digest: %+v", pod.Name, want, st)
 	}
 	if bundles := localenv.BundleRepository + "/" + localenv.Package; !localenv.CatalogWithObjects && env.Registry.ManifestRequests(bundles) == 0 {
 		t.Errorf("the registry served no manifest of %s: ALM did not pull the bundle image", bundles)
@@ -273,7 +273,7 @@ func assertCreatedOnce(t *testing.T, env *localenv.Env) {
 	}
 }
 
-// assertOperatorRBAC uses the token the node runner gave the operator's pod: it may do what the bundle grants and
+// assertOperatorRBAC uses the token the kubelet mounted into the operator's pod: it may do what the bundle grants and
 // nothing else, neither another verb on what it may read nor anything cluster-scoped it was not given.
 func assertOperatorRBAC(t *testing.T, ctx context.Context, env *localenv.Env) {
 	t.Helper()
@@ -350,19 +350,10 @@ func roleBinding(namespace, clusterRole string) *rbacv1.RoleBinding {
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: clusterRole}}
 }
 
-// podClient is a client with the kubeconfig (ServiceAccount token) the node runner gave a Deployment's running pod.
+// podClient is a client with the ServiceAccount token of a Deployment's running pod.
 func podClient(t *testing.T, env *localenv.Env, namespace, deployment string) client.Client {
 	t.Helper()
-	var kubeconfig string
-	for _, p := range env.Runner.Pods() {
-		if p.Namespace == namespace && p.Deployment == deployment && !p.Terminating {
-			kubeconfig = p.Kubeconfig
-		}
-	}
-	if kubeconfig == "" {
-		t.Fatalf("no running pod of %s/%s: %+v", namespace, deployment, env.Runner.Pods())
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	cfg, err := env.PodConfig(t.Context(), namespace, deployment)
 	must(t, err)
 	c, err := client.New(cfg, client.Options{Scheme: localenv.Scheme()})
 	must(t, err)
@@ -498,10 +489,9 @@ func uninstall(t *testing.T, ctx context.Context, env *localenv.Env) {
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the operator's Deployment is still there (err %w)", err)
 		}
-		for _, p := range env.Runner.Pods() {
-			if p.Namespace == ns {
-				return fmt.Errorf("the operator's pod %s still runs", p.Name)
-			}
+		pods := &corev1.PodList{}
+		if err := env.Client.List(ctx, pods, client.InNamespace(ns)); err != nil || len(pods.Items) != 0 {
+			return fmt.Errorf("%d pods left in %s (err %w)", len(pods.Items), ns, err)
 		}
 		return nil
 	}))

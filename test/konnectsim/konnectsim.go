@@ -72,6 +72,10 @@ type Organization struct {
 type Options struct {
 	// Organizations and their tokens. Empty means one organization with DefaultToken.
 	Organizations []Organization
+	// ListenOn is the one non-loopback address StartOn may listen on: the local node's (test/localnode), whose pods
+	// reach the simulator there. Anything else that reaches the address reaches the simulator too, tokens in plain
+	// HTTP, so only a machine's own address belongs here.
+	ListenOn string
 	// Seed makes ids and random faults reproducible. 0 means 1.
 	Seed uint64
 	// Latency is added to every request before it is handled.
@@ -199,15 +203,15 @@ func (s *Server) OrganizationID(token string) string {
 // Start serves the simulator on 127.0.0.1 with a free port.
 func (s *Server) Start() error { return s.StartOn("127.0.0.1:0") }
 
-// StartOn serves the simulator on addr, which must be a loopback address
-// (127.0.0.1:8443, [::1]:0, localhost:8443).
+// StartOn serves the simulator on addr, which must be a loopback address (127.0.0.1:8443, [::1]:0,
+// localhost:8443) or on Options.ListenOn.
 func (s *Server) StartOn(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("konnectsim: listen address %q: %w", addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("konnectsim: listen address %q is not a loopback address", addr)
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && (s.opts.ListenOn == "" || host != s.opts.ListenOn) {
+		return fmt.Errorf("konnectsim: listen address %q is not a loopback address (nor Options.ListenOn)", addr)
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {

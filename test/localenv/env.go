@@ -1,8 +1,8 @@
-// Package localenv is ALM's local environment, what `make run` starts and the end-to-end tests use: the local control
-// plane, an OCI registry on loopback holding the images `make images` built, ALM deployed from config/default and
-// run by the local node runner, which pulls what it runs from that registry (as a kubelet with a registry mirror),
-// and the Konnect API simulator (or real Konnect). Story tells ALM's story on it, step by step, publishing bundles
-// as bundle images and a catalog image to the registry, as on a real cluster.
+// Package localenv is ALM's local environment, what `make run` starts and the end-to-end tests use: a local cluster
+// with one real node (test/localkube, test/localnode), an OCI registry holding the images `make images` built (the
+// node's mirror for alm.local), ALM deployed from config/default and running in a container as its ServiceAccount, and
+// the Konnect API simulator (or real Konnect). Story tells ALM's story on it, step by step, publishing bundles as
+// bundle images and a catalog image to the registry, as on a real cluster.
 package localenv
 
 import (
@@ -11,6 +11,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -31,9 +32,10 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	hackimages "github.com/almproject/alm/hack/images"
 	"github.com/almproject/alm/test/konnectsim"
 	"github.com/almproject/alm/test/localkube"
-	"github.com/almproject/alm/test/noderunner"
+	"github.com/almproject/alm/test/localnode"
 )
 
 // ALMNamespace and ALMDeployment are where config/default deploys ALM.
@@ -46,17 +48,18 @@ const (
 type Options struct {
 	// Root is the repository root: config/default, bin/ (kubectl, almctl, images/) and bundles/ are read from it.
 	Root string
-	// StateDir holds the kubeconfig, konnect.env, registry (the registry's host:port), the catalog last pushed, the
-	// control plane's and the node runner's state and logs.
+	// StateDir holds the kubeconfig, konnect.env, registry (the registry's host:port), the catalog last pushed, and
+	// the cluster's and the node's logs (kube.log, node.log). Pod logs are where the kubelet writes them
+	// (localnode.RootDir/pods) and `kubectl logs` reads them.
 	StateDir string
 	// KonnectToken and KonnectServerURL select real Konnect; when either is empty the simulator runs instead.
 	KonnectToken, KonnectServerURL string
-	// Logger receives the node runner's logs.
-	Logger logr.Logger
 	// APIServerFlags are extra kube-apiserver flags (localkube.Options.APIServerFlags), e.g. an audit log.
 	APIServerFlags map[string]string
-	// MaxRestartBackoff caps the node runner's restart backoff (noderunner.Options.MaxRestartBackoff).
+	// MaxRestartBackoff caps the kubelet's crash-loop backoff (localnode.Options.MaxContainerRestartPeriod).
 	MaxRestartBackoff time.Duration
+	// Status receives a line when the node has to wait for another run's node (one per machine). Default: stderr.
+	Status io.Writer
 }
 
 // Env is a running local environment.
@@ -66,7 +69,8 @@ type Env struct {
 	Kubeconfig string
 	CP         *localkube.Cluster
 	Client     client.Client
-	Runner     *noderunner.Runner
+	// Node is the cluster's one node, on the machine's address.
+	Node *localnode.Node
 	// Registry serves the images of bin/images and what the story publishes.
 	Registry *Registry
 	// Sim is the Konnect simulator; nil with real Konnect.
@@ -74,7 +78,7 @@ type Env struct {
 	// KonnectURL and KonnectToken are what a KonnectAPIAuthConfiguration uses.
 	KonnectURL, KonnectToken string
 
-	logFile *os.File
+	logFile, nodeLog *os.File
 
 	metricsMu      sync.Mutex
 	metricsToken   string
@@ -89,41 +93,54 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 			e.Stop()
 		}
 	}()
-	if err := e.startControlPlane(o.APIServerFlags); err != nil {
-		return nil, err
-	}
-	if err := e.startKonnect(o); err != nil {
-		return nil, err
-	}
-	if err := e.startRegistry(ctx); err != nil {
-		return nil, err
-	}
-	// The runner pulls alm.local/<name>:<version> from the registry, as a kubelet with a registry mirror would; the
-	// archives are not read, so every image that runs went through the registry.
-	runner, err := noderunner.New(noderunner.Options{
-		Config: e.CP.Config, RegistryMirrors: map[string]string{ImageHost: e.Registry.Host},
-		StateDir: filepath.Join(e.StateDir, "noderunner"), Logger: o.Logger, MaxRestartBackoff: o.MaxRestartBackoff,
-	})
+	ip, err := localnode.HostIP()
 	if err != nil {
 		return nil, err
 	}
-	e.Runner = runner
-	if err := runner.Start(ctx); err != nil {
-		return nil, fmt.Errorf("starting the node runner: %w", err)
+	if err := e.startControlPlane(ip, o.APIServerFlags); err != nil {
+		return nil, err
+	}
+	if err := e.startKonnect(ip, o); err != nil {
+		return nil, err
+	}
+	if err := e.startRegistry(ctx, ip); err != nil {
+		return nil, err
+	}
+	if err := e.startNode(ctx, o); err != nil {
+		return nil, err
 	}
 	if _, err := e.Kubectl(ctx, "apply", "-k", e.Path("config", "default")); err != nil {
 		return nil, fmt.Errorf("deploying ALM from config/default: %w", err)
 	}
 	if err := e.WaitDeploymentAvailable(ctx, ALMNamespace, ALMDeployment, 2*time.Minute); err != nil {
-		return nil, fmt.Errorf("ALM did not become available (logs under %s): %w", filepath.Join(e.StateDir, "noderunner", "pods"), err)
+		return nil, fmt.Errorf("ALM did not become available (kubectl -n %s describe pods; kubectl -n %s logs deploy/%s): %w",
+			ALMNamespace, ALMNamespace, ALMDeployment, err)
 	}
 	return e, nil
 }
 
+// startNode starts the node: containerd pulls alm.local/<name>:<version> from the registry's loopback address (its
+// mirror), so every image that runs went through the registry, as on a cluster with a registry mirror.
+func (e *Env) startNode(ctx context.Context, o Options) error {
+	f, err := os.Create(filepath.Join(e.StateDir, "node.log"))
+	if err != nil {
+		return err
+	}
+	e.nodeLog = f
+	e.Node, err = localnode.Start(ctx, localnode.Options{
+		Cluster: e.CP, Output: f, Status: o.Status, SandboxImage: hackimages.PauseImage, MaxContainerRestartPeriod: o.MaxRestartBackoff,
+		Mirrors: map[string]localnode.Mirror{ImageHost: {URL: "http://" + e.Registry.Loopback}},
+	})
+	if err != nil {
+		return fmt.Errorf("starting the node (its log: %s): %w", f.Name(), err)
+	}
+	return nil
+}
+
 // startRegistry starts the registry, pushes the image archives of bin/images to it and writes its host:port to
 // <state>/registry.
-func (e *Env) startRegistry(ctx context.Context) error {
-	reg, err := StartRegistry()
+func (e *Env) startRegistry(ctx context.Context, ip string) error {
+	reg, err := StartRegistry(ip, filepath.Join(e.StateDir, "registry-pki"))
 	if err != nil {
 		return err
 	}
@@ -134,7 +151,8 @@ func (e *Env) startRegistry(ctx context.Context) error {
 	return os.WriteFile(filepath.Join(e.StateDir, "registry"), []byte(reg.Host+"\n"), 0o644)
 }
 
-func (e *Env) startControlPlane(apiserverFlags map[string]string) error {
+// startControlPlane starts a cluster for a node on ip (with no ip: a cluster without a node).
+func (e *Env) startControlPlane(ip string, apiserverFlags map[string]string) error {
 	if err := os.MkdirAll(e.StateDir, 0o755); err != nil {
 		return err
 	}
@@ -144,7 +162,11 @@ func (e *Env) startControlPlane(apiserverFlags map[string]string) error {
 		return err
 	}
 	e.logFile = f
-	cp, err := localkube.Start(localkube.Options{Output: f, APIServerFlags: apiserverFlags})
+	opts := localkube.Options{Output: f, APIServerFlags: apiserverFlags}
+	if ip != "" {
+		opts.Node = &localkube.NodeOptions{IP: ip}
+	}
+	cp, err := localkube.Start(opts)
 	if err != nil {
 		return fmt.Errorf("%w (cluster logs: %s)", err, logPath)
 	}
@@ -161,9 +183,9 @@ func (e *Env) startControlPlane(apiserverFlags map[string]string) error {
 	return err
 }
 
-// startKonnect starts the simulator with a random token (so that a token found in a log is surely a leak), or
-// takes real Konnect's, and writes both to konnect.env for scripts.
-func (e *Env) startKonnect(o Options) error {
+// startKonnect starts the simulator on ip, where the Konnect operator's pods reach it, with a random token (so that
+// a token found in a log is surely a leak), or takes real Konnect's, and writes both to konnect.env for scripts.
+func (e *Env) startKonnect(ip string, o Options) error {
 	if o.KonnectToken != "" && o.KonnectServerURL != "" {
 		e.KonnectURL, e.KonnectToken = o.KonnectServerURL, o.KonnectToken
 	} else {
@@ -172,8 +194,10 @@ func (e *Env) startKonnect(o Options) error {
 			return err
 		}
 		e.KonnectToken = "kpat_local_" + hex.EncodeToString(buf)
-		e.Sim = konnectsim.New(konnectsim.Options{Organizations: []konnectsim.Organization{{Name: "local", Tokens: []string{e.KonnectToken}}}})
-		if err := e.Sim.Start(); err != nil {
+		e.Sim = konnectsim.New(konnectsim.Options{
+			Organizations: []konnectsim.Organization{{Name: "local", Tokens: []string{e.KonnectToken}}}, ListenOn: ip,
+		})
+		if err := e.Sim.StartOn(net.JoinHostPort(ip, "0")); err != nil {
 			return fmt.Errorf("starting the Konnect simulator: %w", err)
 		}
 		e.KonnectURL = e.Sim.URL()
@@ -182,11 +206,16 @@ func (e *Env) startKonnect(o Options) error {
 	return os.WriteFile(filepath.Join(e.StateDir, "konnect.env"), []byte(env), 0o600)
 }
 
-// Stop stops the node runner's processes, the registry, the simulator and the local cluster; it leaves no process
-// behind.
+// Stop stops the node (putting the machine back as it was), the registry, the simulator and the local cluster; it
+// leaves no process behind.
 func (e *Env) Stop() {
-	if e.Runner != nil {
-		_ = e.Runner.Stop()
+	if e.Node != nil {
+		if err := e.Node.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the node: %v\n", err)
+		}
+	}
+	if e.nodeLog != nil {
+		_ = e.nodeLog.Close()
 	}
 	if e.Registry != nil {
 		_ = e.Registry.Close()
@@ -303,14 +332,22 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// Logs returns the log files of the node runner's pods whose name starts with prefix ("" for all).
+// Logs returns the log files the kubelet keeps of the containers of pods whose name starts with prefix ("" for
+// all), by path: those of running pods and of pods not yet deleted (in the CRI format: time, stream, tag, line).
 func (e *Env) Logs(prefix string) map[string]string {
 	out := map[string]string{}
-	_ = filepath.WalkDir(filepath.Join(e.StateDir, "noderunner", "pods"), func(path string, d os.DirEntry, err error) error {
+	root := filepath.Join(localnode.RootDir, "pods")
+	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return nil //nolint:nilerr // a pod directory removed while walking has no log to return
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".log") || !strings.HasPrefix(filepath.Base(filepath.Dir(path)), prefix) {
+		if d.IsDir() || !strings.HasSuffix(path, ".log") {
+			return nil
+		}
+		// <root>/<namespace>_<pod>_<uid>/<container>/<restart>.log
+		rel, _ := filepath.Rel(root, path)
+		parts := strings.Split(strings.Split(rel, string(filepath.Separator))[0], "_")
+		if len(parts) != 3 || !strings.HasPrefix(parts[1], prefix) {
 			return nil
 		}
 		data, _ := os.ReadFile(path)

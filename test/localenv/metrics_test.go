@@ -24,7 +24,7 @@ func TestMetricsTokenReadsALMMetrics(t *testing.T) {
 	}
 	e := &Env{Root: root, StateDir: t.TempDir()}
 	t.Cleanup(e.Stop)
-	if err := e.startControlPlane(nil); err != nil {
+	if err := e.startControlPlane("", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Kubectl(t.Context(), "apply", "-f", e.Path("config", "rbac", "metrics_reader_role.yaml")); err != nil {

@@ -45,8 +45,10 @@ type Published struct {
 // image, then a File-Based Catalog image of every bundle published so far, pushed to one tag that image
 // CatalogSources poll.
 type Publisher struct {
-	// Registry is the registry's host:port (plain HTTP on loopback).
+	// Registry is the registry's host:port: HTTPS with a certificate of CA, or plain HTTP on loopback when CA is
+	// empty.
 	Registry string
+	CA       []byte
 	// Dir receives catalog.json, the content of the catalog image pushed last.
 	Dir string
 
@@ -79,7 +81,7 @@ func (p *Publisher) Publish(ctx context.Context, dir string) (Published, error) 
 	}
 	repo := p.Registry + "/" + BundleRepository + "/" + b.Package
 	out := Published{Bundle: b.Name, BundleTag: repo + ":" + strings.ReplaceAll(b.Version.String(), "+", "_")}
-	digest, err := image.Push(ctx, img, out.BundleTag, image.Options{Insecure: true})
+	digest, err := image.Push(ctx, img, out.BundleTag, p.imageOptions())
 	if err != nil {
 		return Published{}, err
 	}
@@ -102,8 +104,15 @@ func (p *Publisher) Publish(ctx context.Context, dir string) (Published, error) 
 	if err != nil {
 		return Published{}, err
 	}
-	out.CatalogDigest, err = image.Push(ctx, catImg, p.CatalogRef(), image.Options{Insecure: true})
+	out.CatalogDigest, err = image.Push(ctx, catImg, p.CatalogRef(), p.imageOptions())
 	return out, err
+}
+
+func (p *Publisher) imageOptions() image.Options {
+	if len(p.CA) == 0 {
+		return image.Options{Insecure: true}
+	}
+	return image.Options{CABundle: p.CA}
 }
 
 // renderCatalog renders the published bundles as a File-Based Catalog, as `almctl catalog push` does: olm.package,

@@ -21,13 +21,13 @@ func TestPublishPushesBundleAndCatalogImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := StartRegistry()
+	reg, err := StartRegistry("127.0.0.1", t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = reg.Close() })
-	p := &Publisher{Registry: reg.Host, Dir: t.TempDir()}
-	client, err := image.NewClient(image.Options{Insecure: true})
+	p := &Publisher{Registry: reg.Host, CA: reg.CAPEM, Dir: t.TempDir()}
+	client, err := image.NewClient(image.Options{CABundle: reg.CAPEM})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -25,9 +26,14 @@ const (
 	// CatalogName is the image CatalogSource in ALM's namespace on the catalog image the story publishes to; it
 	// serves every namespace.
 	CatalogName = "alm-catalog"
-	// CatalogPollInterval is how often CatalogName checks the catalog tag for a new digest: the floor for a
-	// registry on loopback.
-	CatalogPollInterval = 5 * time.Second
+	// CatalogPollInterval is how often CatalogName checks the catalog tag for a new digest: ALM's floor for a
+	// registry that is not on loopback (ALM, in its pod, reaches the environment's registry on the node's address).
+	// After each publish the story asks for a poll at once, as a publisher can: `kubectl annotate catsrc
+	// alm-catalog refresh=<anything new>` (RefreshAnnotation).
+	CatalogPollInterval = time.Minute
+	// RefreshAnnotation is the annotation the story changes on CatalogName after a publish: ALM reads a CatalogSource
+	// again on any annotation change.
+	RefreshAnnotation = "refresh"
 	// Package is the Konnect operator's package in bundles/.
 	Package = "konnect-operator"
 	// OperatorNamespace is where the story installs the Konnect operator.
@@ -51,7 +57,7 @@ type Story struct {
 // NewStory returns a story on e that prints to out.
 func NewStory(e *Env, out io.Writer) *Story {
 	return &Story{Env: e, Out: out, Timeout: 2 * time.Minute, start: time.Now(),
-		Catalog: &Publisher{Registry: e.Registry.Host, Dir: filepath.Join(e.StateDir, "catalog")}}
+		Catalog: &Publisher{Registry: e.Registry.Host, CA: e.Registry.CAPEM, Dir: filepath.Join(e.StateDir, "catalog")}}
 }
 
 // Step runs fn as the next numbered step: a title line first, then fn's summary and how to look at it.
@@ -89,11 +95,23 @@ func (s *Story) CreateCatalog(ctx context.Context) error {
 	return s.CreateImageCatalog(ctx, CatalogName, s.Catalog.CatalogRef())
 }
 
-// CreateImageCatalog creates an image CatalogSource in ALM's namespace on the catalog image ref. A registry on
-// loopback is pulled over plain HTTP and polled every CatalogPollInterval; any other every minute, over TLS.
+// RegistryCAConfigMap is the ConfigMap in ALM's namespace holding the environment's registry CA (key ca.crt), which
+// CatalogSources on that registry name as their caBundle.
+const RegistryCAConfigMap = "local-registry-ca"
+
+// CreateImageCatalog creates an image CatalogSource in ALM's namespace on the catalog image ref. The environment's
+// registry is trusted through its CA (RegistryCAConfigMap) and polled every CatalogPollInterval; a registry on
+// loopback is pulled over plain HTTP, as often; any other every minute, over TLS.
 func (s *Story) CreateImageCatalog(ctx context.Context, name, ref string) error {
 	src := &operatorsv1alpha1.ImageSource{Ref: ref, PollInterval: &metav1.Duration{Duration: time.Minute}}
-	if onLoopback(ref) {
+	switch {
+	case strings.HasPrefix(ref, s.Env.Registry.Host+"/"):
+		if err := s.ensureRegistryCA(ctx); err != nil {
+			return err
+		}
+		src.CABundle = &operatorsv1alpha1.ConfigMapKeySelector{Name: RegistryCAConfigMap, Key: "ca.crt"}
+		src.PollInterval.Duration = CatalogPollInterval
+	case onLoopback(ref):
 		src.Insecure, src.PollInterval.Duration = true, CatalogPollInterval
 	}
 	cs := &operatorsv1alpha1.CatalogSource{
@@ -102,6 +120,17 @@ func (s *Story) CreateImageCatalog(ctx context.Context, name, ref string) error 
 	}
 	if err := s.Env.Client.Create(ctx, cs); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
+	}
+	return nil
+}
+
+func (s *Story) ensureRegistryCA(ctx context.Context) error {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ALMNamespace, Name: RegistryCAConfigMap},
+		Data:       map[string]string{"ca.crt": string(s.Env.Registry.CAPEM)},
+	}
+	if err := s.Env.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ConfigMap %s/%s with the registry's CA: %w", ALMNamespace, RegistryCAConfigMap, err)
 	}
 	return nil
 }
@@ -152,9 +181,19 @@ func (s *Story) CreateDirectoryCatalog(ctx context.Context, name, dir string) er
 }
 
 // Publish publishes a bundle directory as a publisher does for a real cluster: it pushes the bundle image, then the
-// catalog image of every bundle published so far to the tag CatalogName polls (Publisher.Publish).
+// catalog image of every bundle published so far to the tag CatalogName polls (Publisher.Publish), and, once
+// CatalogName exists, asks it to poll now (RefreshAnnotation) rather than within CatalogPollInterval.
 func (s *Story) Publish(ctx context.Context, bundleDir string) (Published, error) {
-	return s.Catalog.Publish(ctx, bundleDir)
+	pub, err := s.Catalog.Publish(ctx, bundleDir)
+	if err != nil {
+		return pub, err
+	}
+	cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: ALMNamespace, Name: CatalogName}}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+RefreshAnnotation+`":"`+pub.CatalogDigest+`"}}}`))
+	if err := s.Env.Client.Patch(ctx, cs, patch); err != nil && !apierrors.IsNotFound(err) {
+		return pub, fmt.Errorf("asking CatalogSource %s/%s to poll now: %w", ALMNamespace, CatalogName, err)
+	}
+	return pub, nil
 }
 
 // TrustNamespace is what a cluster admin does once for a namespace it installs operators in: it creates the

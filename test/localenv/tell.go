@@ -23,7 +23,8 @@ func (s *Story) Tell(ctx context.Context) error {
 		fn             func() (string, error)
 	}{
 		{"Publish the Konnect operator 1.0.0: push its bundle image and the catalog image " + catalog +
-			"; the image CatalogSource " + CatalogName + " polls it every " + CatalogPollInterval.String(),
+			"; the image CatalogSource " + CatalogName + " polls it every " + CatalogPollInterval.String() +
+			" (and at once after each publish: kubectl annotate catsrc " + CatalogName + " " + RefreshAnnotation + "=<new value>)",
 			"get catsrc -n " + ALMNamespace + " -o wide   (IMAGE and DIGEST columns)", func() (string, error) {
 				return s.publishFirst(ctx, filepath.Join(bundles, "1.0.0"))
 			}},
@@ -91,7 +92,7 @@ func (s *Story) installOperator(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("OperatorVersion %s %s (bundle %s); the node runner pulled %s from %s; the operator runs as ServiceAccount %s/%s with its bundle's RBAC",
+	return fmt.Sprintf("OperatorVersion %s %s (bundle %s); the node pulled %s from %s (its mirror for alm.local); the operator runs as ServiceAccount %s/%s with its bundle's RBAC",
 		ov.Name, ov.Status.Phase, bundleText(ov), d.Spec.Template.Spec.Containers[0].Image, s.Env.Registry.Host,
 		OperatorNamespace, d.Spec.Template.Spec.ServiceAccountName), nil
 }

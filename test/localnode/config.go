@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // containerdConfig is containerd's configuration (version 3): everything under the node's own directories, its own
@@ -141,8 +142,17 @@ nodeStatusReportFrequency: 10s
 syncFrequency: 10s
 maxPods: 110
 volumePluginDir: %[9]q
-`, CgroupRoot, ContainerdSocket, n.IP, n.KubeletPort, n.kubeletHealthzPort, n.cluster.Node.KubeletClientCAFile,
-		filepath.Join(RootDir, "pods"), resolvConf(), filepath.Join(RootDir, "volume-plugins"))
+%[10]s`, CgroupRoot, ContainerdSocket, n.IP, n.KubeletPort, n.kubeletHealthzPort, n.cluster.Node.KubeletClientCAFile,
+		filepath.Join(RootDir, "pods"), resolvConf(), filepath.Join(RootDir, "volume-plugins"), n.crashLoopBackOff())
+}
+
+// crashLoopBackOff is the kubelet's crashLoopBackOff setting (feature KubeletCrashLoopBackOffMax, beta and on in
+// v1.35), when Options.MaxContainerRestartPeriod is set.
+func (n *Node) crashLoopBackOff() string {
+	if n.opts.MaxContainerRestartPeriod == 0 {
+		return ""
+	}
+	return fmt.Sprintf("crashLoopBackOff: {maxContainerRestartPeriod: %s}\n", max(n.opts.MaxContainerRestartPeriod, time.Second))
 }
 
 // resolvConf is the host's resolver configuration that pods get (there is no cluster DNS), or none.

@@ -22,7 +22,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -77,6 +79,9 @@ type Options struct {
 	SandboxImage string
 	// Output receives the node processes' logs. Default: discarded.
 	Output io.Writer
+	// MaxContainerRestartPeriod caps the kubelet's crash-loop backoff (crashLoopBackOff.maxContainerRestartPeriod,
+	// at least 1s); zero keeps the kubelet's 5 minutes.
+	MaxContainerRestartPeriod time.Duration
 	// LockTimeout is how long Start waits for another run's node to stop. Default 15 minutes.
 	LockTimeout time.Duration
 	// Status receives a line when Start has to wait for the lock or cleans up after a crashed run. Default: stderr.
@@ -102,6 +107,7 @@ type Node struct {
 
 type process struct {
 	cmd  *exec.Cmd
+	args []string
 	done chan error
 }
 
@@ -298,7 +304,7 @@ func (n *Node) start(name string, args ...string) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{cmd: cmd, done: make(chan error, 1)}
+	p := &process{cmd: cmd, args: args, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	n.procs[name] = p
 	return nil
@@ -308,6 +314,11 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	if err := n.start("containerd", "--config", filepath.Join(RootDir, "containerd.toml")); err != nil {
 		return err
 	}
+	return n.waitSocket(ctx)
+}
+
+// waitSocket waits until containerd listens.
+func (n *Node) waitSocket(ctx context.Context) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		conn, err := net.Dial("unix", ContainerdSocket)
@@ -344,6 +355,50 @@ func (n *Node) startKubelet() error {
 
 func (n *Node) startKubeProxy() error {
 	return n.start("kube-proxy", "--config="+filepath.Join(RootDir, "kube-proxy.yaml"))
+}
+
+// Restart stops one of the node's processes ("containerd", "kubelet" or "kube-proxy") with SIGTERM, as a service
+// manager restarting it would, and starts it again with the same arguments; containers keep running (their shims
+// outlive containerd). It returns once the process was started again and, for the kubelet, the node is Ready.
+func (n *Node) Restart(ctx context.Context, name string) error {
+	p, ok := n.procs[name]
+	if !ok {
+		return fmt.Errorf("the node runs no %s", name)
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	if err := n.start(name, p.args...); err != nil {
+		return err
+	}
+	if name == "containerd" {
+		return n.waitSocket(ctx)
+	}
+	return n.waitReady(ctx, 2*time.Minute)
+}
+
+// ContainerPIDs are the processes of a container (a CRI container ID, as a pod's status has it after
+// "containerd://"), its main process first, found through the kubelet's cgroups.
+func ContainerPIDs(containerID string) []int {
+	id := containerID[strings.LastIndex(containerID, "/")+1:]
+	var pids []int
+	for _, pattern := range []string{"kubepods/pod*/" + id, "kubepods/*/pod*/" + id} {
+		dirs, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup/pids", CgroupRoot, pattern))
+		for _, d := range dirs {
+			data, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+			for _, f := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+		}
+	}
+	sort.Ints(pids)
+	return pids
 }
 
 // waitReady waits until the node reports Ready.

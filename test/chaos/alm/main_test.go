@@ -4,13 +4,13 @@
 // faults ends in: one OperatorVersion, Succeeded; adopted objects with their UIDs; nothing duplicated, lost, orphaned
 // or stuck on a finalizer.
 //
-// One local environment (test/localenv, what `make run` and the e2e tests start) serves every run: the local control
-// plane (etcd, kube-apiserver, kube-controller-manager with the garbage collector), ALM deployed by `kubectl apply -k
-// config/default` and run by the local node runner from its image (bin/images, through a registry on loopback) with
-// its own ServiceAccount's token, so config/rbac is what it may do, and --leader-elect as config/manager passes it.
-// The operators the runs install (the node runner's test program, test/noderunner/testimage, pushed as each run's
-// image) run under the node runner too, which makes their Deployments Available. kube-apiserver writes an audit log
-// of ALM's writes (Lease renewals left out), which is how the faults are placed.
+// One local environment (test/localenv, what `make run` and the e2e tests start) serves every run: a local cluster
+// with one real node (kubelet, containerd, runc, kube-proxy), ALM deployed by `kubectl apply -k config/default` and
+// running as a pod from its image (bin/images, pulled through the node's registry mirror) with its own
+// ServiceAccount's token, so config/rbac is what it may do, and --leader-elect as config/manager passes it. The
+// operators the runs install (a test program, test/noderunner/testimage, pushed as each run's image) run as pods
+// too, and the deployment controller makes their Deployments Available. kube-apiserver writes an audit log of ALM's
+// writes (Lease renewals left out), which is how the faults are placed.
 //
 // Each run has a namespace and a package of its own (a harness.Demo operator published into a ConfigMap
 // CatalogSource in that namespace), so runs share nothing but ALM.
@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -43,8 +42,8 @@ const almUser = "system:serviceaccount:" + localenv.ALMNamespace + ":alm-manager
 
 var (
 	env *localenv.Env
-	// stateDir holds the environment's state and logs (ALM's under noderunner/pods/alm-system/), the audit log and
-	// the bundles.
+	// stateDir holds the environment's state and logs (the cluster's and the node's), the audit log and the bundles;
+	// pod logs are on the node (localnode.RootDir/pods) while it runs.
 	stateDir string
 	// operatorImage is what every run's operator runs, pushed under the run's own image name.
 	operatorImage v1.Image
@@ -58,7 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 func runChaos(m *testing.M) int {
-	ctrllog.SetLogger(logr.Discard()) // the node runner runs controller-runtime in the test process
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	var err error
 	if stateDir, err = os.MkdirTemp("", "alm-chaos-"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -69,8 +68,8 @@ func runChaos(m *testing.M) int {
 		if code == 0 && os.Getenv("ALM_CHAOS_KEEP") == "" {
 			_ = os.RemoveAll(stateDir)
 		} else {
-			fmt.Fprintf(os.Stderr, "chaos: the environment's logs (ALM's under env/noderunner/pods/%s, the cluster's env/kube.log, "+
-				"the node runner's noderunner.log, the audit log) and the bundles are kept in %s\n", localenv.ALMNamespace, stateDir)
+			fmt.Fprintf(os.Stderr, "chaos: the environment's logs (the cluster's env/kube.log, the node's env/node.log, "+
+				"the audit log) and the bundles are kept in %s\n", stateDir)
 		}
 	}()
 	if err := startEnv(); err != nil {
@@ -95,13 +94,8 @@ func startEnv() error {
 	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
 		return err
 	}
-	runnerLog, err := os.Create(filepath.Join(stateDir, "noderunner.log"))
-	if err != nil {
-		return err
-	}
-	logger := funcr.New(func(prefix, args string) { fmt.Fprintln(runnerLog, time.Now().Format(time.RFC3339Nano), prefix, args) }, funcr.Options{})
 	env, err = localenv.Start(context.Background(), localenv.Options{
-		Root: root, StateDir: filepath.Join(stateDir, "env"), Logger: logger,
+		Root: root, StateDir: filepath.Join(stateDir, "env"),
 		APIServerFlags: map[string]string{
 			"audit-policy-file": policy, "audit-log-path": auditPath(), "audit-log-format": "json", "audit-log-mode": "blocking",
 		},

@@ -7,18 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/almproject/alm/test/localenv"
+	"github.com/almproject/alm/test/localnode"
 	"github.com/almproject/alm/test/metricstest"
-	"github.com/almproject/alm/test/noderunner"
 )
 
 // auditPolicy records ALM's writes, and nothing else, at the end of each request. Lease renewals (every 2s under
@@ -44,9 +49,9 @@ func auditPath() string { return filepath.Join(stateDir, "audit.log") }
 // almContainer is the container of ALM's Deployment in config/manager.
 const almContainer = "manager"
 
-// almPod is ALM as config/default deploys it: the one pod of the Deployment alm-system/alm-manager, its container a
-// process the node runner started, with the ServiceAccount's token. SIGKILL goes to that process; the node runner
-// starts it again as a kubelet does for restartPolicy Always.
+// almPod is ALM as config/default deploys it: the one pod of the Deployment alm-system/alm-manager, its container
+// run by the node's kubelet and containerd with the ServiceAccount's token. SIGKILL goes to the container's process;
+// the kubelet starts the container again under the pod's restartPolicy Always.
 type almPod struct {
 	t testing.TB
 
@@ -55,84 +60,100 @@ type almPod struct {
 	written int
 }
 
-// container is the running ALM pod and its manager container, as the node runner reports them.
-func (a *almPod) container() (noderunner.PodInfo, noderunner.ContainerInfo, error) {
-	for _, p := range env.Runner.Pods() {
-		if p.Namespace != localenv.ALMNamespace || p.Deployment != localenv.ALMDeployment || p.Terminating {
+// container is ALM's running pod and the status of its manager container.
+func (a *almPod) container() (*corev1.Pod, corev1.ContainerStatus, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pods := &corev1.PodList{}
+	if err := env.Client.List(ctx, pods, client.InNamespace(localenv.ALMNamespace)); err != nil {
+		return nil, corev1.ContainerStatus{}, err
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.DeletionTimestamp != nil || !strings.HasPrefix(p.Name, localenv.ALMDeployment+"-") {
 			continue
 		}
-		for _, c := range p.Containers {
+		for _, c := range p.Status.ContainerStatuses {
 			if c.Name == almContainer {
 				return p, c, nil
 			}
 		}
 	}
-	return noderunner.PodInfo{}, noderunner.ContainerInfo{}, fmt.Errorf("the node runner runs no pod of %s/%s", localenv.ALMNamespace, localenv.ALMDeployment)
+	return nil, corev1.ContainerStatus{}, fmt.Errorf("no pod of %s/%s runs its %s container", localenv.ALMNamespace, localenv.ALMDeployment, almContainer)
 }
 
-// kill sends SIGKILL to ALM's process, as the kernel's OOM killer or a node failure would, waits until the node
-// runner has seen it exit, and returns its pid.
+// pid is the main process of a running container, found through its cgroup on the node.
+func pid(c corev1.ContainerStatus) (int, error) {
+	if c.State.Running == nil || c.ContainerID == "" {
+		return 0, fmt.Errorf("ALM's container is not running (restarts %d, state %+v)", c.RestartCount, c.State)
+	}
+	pids := localnode.ContainerPIDs(c.ContainerID)
+	if len(pids) == 0 {
+		return 0, fmt.Errorf("ALM's container %s has no process on the node", c.ContainerID)
+	}
+	return pids[0], nil
+}
+
+// kill sends SIGKILL to ALM's process, as the kernel's OOM killer would, waits until the kubelet has seen it exit,
+// and returns its pid.
 func (a *almPod) kill() (int, error) {
 	_, c, err := a.container()
 	if err != nil {
 		return 0, err
 	}
-	if c.PID == 0 {
-		return 0, fmt.Errorf("ALM's container is not running (restarts %d)", c.Restarts)
+	p, err := pid(c)
+	if err != nil {
+		return 0, err
 	}
-	if err := syscall.Kill(c.PID, syscall.SIGKILL); err != nil {
-		return 0, fmt.Errorf("SIGKILL to ALM (pid %d): %w", c.PID, err)
+	if err := syscall.Kill(p, syscall.SIGKILL); err != nil {
+		return 0, fmt.Errorf("SIGKILL to ALM (pid %d): %w", p, err)
 	}
-	return c.PID, localPoll(10*time.Second, func() error {
-		if _, now, err := a.container(); err != nil || now.Restarts > c.Restarts {
+	return p, localPoll(30*time.Second, func() error {
+		if _, now, err := a.container(); err != nil || now.RestartCount > c.RestartCount || now.ContainerID != c.ContainerID {
 			return err
 		}
-		return fmt.Errorf("the node runner has not seen ALM (pid %d) exit", c.PID)
+		return fmt.Errorf("the kubelet has not seen ALM (pid %d) exit", p)
 	})
 }
 
-// restarted waits until the node runner runs ALM again, a process other than pid.
-func (a *almPod) restarted(pid int) error {
+// restarted waits until the kubelet runs ALM again, a process other than old.
+func (a *almPod) restarted(old int) error {
 	return localPoll(time.Minute, func() error {
 		_, c, err := a.container()
 		if err != nil {
 			return err
 		}
-		if c.PID == 0 || c.PID == pid {
-			return fmt.Errorf("the node runner has not started ALM again after pid %d (restarts %d)", pid, c.Restarts)
+		if p, err := pid(c); err != nil || p == old {
+			return fmt.Errorf("the kubelet has not started ALM again after pid %d (restarts %d): %v", old, c.RestartCount, err)
 		}
 		return nil
 	})
 }
 
-// restarts is how often the node runner has started ALM's container again.
+// restarts is how often the kubelet has started ALM's container again.
 func (a *almPod) restarts() int {
 	_, c, err := a.container()
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	return c.Restarts
+	return int(c.RestartCount)
 }
 
-// logPath is ALM's log (stdout and stderr of every process of its container).
+// logPath is the directory of ALM's container logs on the node (one file per restart), or `kubectl logs`.
 func (a *almPod) logPath() string {
-	_, c, err := a.container()
+	p, _, err := a.container()
 	if err != nil {
-		return filepath.Join(stateDir, "env", "noderunner", "pods", localenv.ALMNamespace)
+		return filepath.Join(localnode.RootDir, "pods")
 	}
-	return c.LogPath
+	return filepath.Join(localnode.RootDir, "pods", p.Namespace+"_"+p.Name+"_"+string(p.UID), almContainer)
 }
 
-// leading says whether the running ALM holds its leader election Lease (its metrics, on the port the node runner
-// mapped its metrics port to, read as Prometheus reads them: HTTPS, with a token bound to alm-metrics-reader).
+// leading says whether the running ALM holds its leader election Lease (its metrics at the pod's address, read as
+// Prometheus reads them: HTTPS, with a token bound to alm-metrics-reader).
 func (a *almPod) leading() (bool, error) {
 	p, c, err := a.container()
-	if err != nil || c.PID == 0 {
+	if err != nil || c.State.Running == nil || p.Status.PodIP == "" {
 		return false, err
-	}
-	port, ok := p.Ports[localenv.ALMMetricsPort]
-	if !ok {
-		return false, errors.New("ALM's pod has no metrics port")
 	}
 	token, err := env.MetricsToken(context.Background())
 	if err != nil {
@@ -140,7 +161,8 @@ func (a *almPod) leading() (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	status, body, err := metricstest.Get(ctx, localenv.ALMMetricsURL(port), token)
+	url := "https://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(localenv.ALMMetricsPort)) + "/metrics"
+	status, body, err := metricstest.Get(ctx, url, token)
 	if err != nil {
 		return false, err
 	}

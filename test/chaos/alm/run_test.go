@@ -113,11 +113,11 @@ func (x *run) image(version string) string  { return localenv.ImageHost + "/" + 
 func onlyIn(version string) string          { return "only-v" + version }
 
 // publish pushes the operator's image of version and writes version of the run's package as a bundle (a
-// harness.Demo operator that ships a ConfigMap no other version has, its container the node runner's test program
-// serving probes on its declared port) and publishes it into the run's catalog.
+// harness.Demo operator that ships a ConfigMap no other version has, its container a test program serving probes on
+// its declared port) and publishes it into the run's catalog.
 func (x *run) publish(version, replaces string) {
 	x.t.Helper()
-	ref, err := name.ParseReference(env.Registry.Host+"/"+x.pkg+":"+version, name.Insecure)
+	ref, err := name.ParseReference(env.Registry.Loopback+"/"+x.pkg+":"+version, name.Insecure)
 	if err != nil {
 		x.t.Fatal(err)
 	}

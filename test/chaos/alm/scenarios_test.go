@@ -55,6 +55,18 @@ func restartAPIServer(ctx context.Context, x *run, from, to string, res *result)
 	}
 }
 
+// restartNode notes where the run is and restarts containerd, then the kubelet, as a node's service manager would
+// after an upgrade of either; the containers keep running (their shims outlive containerd), ALM among them.
+func restartNode(ctx context.Context, x *run, from, to string, res *result) {
+	res.phase, res.detail = x.phaseNow(ctx, from, to)
+	for _, name := range []string{"containerd", "kubelet"} {
+		if err := env.Node.Restart(ctx, name); err != nil {
+			res.err = fmt.Errorf("restarting %s: %w", name, err)
+			return
+		}
+	}
+}
+
 // baseWrites is ALM's write count before a window.
 func (r *rig) baseWrites() int {
 	r.t.Helper()
@@ -210,8 +222,22 @@ func TestAPIServerRestartedDuringUpgrade(t *testing.T) {
 			"kube-apiserver answers with 410 from a fresh list at once (package outage), instead of client-go's reflector " +
 			"backoff (0.8s doubling to 30s plus jitter, reset only after 2 min: up to a minute behind); a reconcile that failed " +
 			"while kube-apiserver was away is retried within 10s (not after 5ms doubling to 1000s), and a version that waits " +
-			"(Installing, its last status write not cached yet, Replacing) is rechecked every 10s; the node runner's Deployment " +
-			"watch resumes the same way"}
+			"(Installing, its last status write not cached yet, Replacing) is rechecked every 10s"}
 	scenario(t, r, row, "apiserver", runsFrom(t, "ALM_CHAOS_APISERVER_RUNS", 10), apiServerBound,
 		func(name string, k int) result { return r.upgrade(t.Context(), name, k, restartAPIServer) })
+}
+
+func TestNodeRestartedDuringUpgrade(t *testing.T) {
+	chaos.Require(t)
+	r := newRig(t, 4)
+	row := chaos.Row{Scenario: "containerd and kubelet restarted during upgrade (containers keep running)", Checks: checksUpgrade +
+		"; ALM's container not restarted by it",
+		Notes: "containerd gets SIGTERM and starts again (its shims, and so the containers, keep running), then the kubelet; " +
+			"the kubelet finds its pods' containers again and reports their status afresh"}
+	before := r.alm.restarts()
+	scenario(t, r, row, "node", runsFrom(t, "ALM_CHAOS_NODE_RUNS", 5), 0,
+		func(name string, k int) result { return r.upgrade(t.Context(), name, k, restartNode) })
+	if after := r.alm.restarts(); after != before {
+		t.Errorf("ALM's container was restarted %d times while the node restarted: a restarted kubelet or containerd must leave running containers alone", after-before)
+	}
 }

@@ -1,9 +1,9 @@
 // Command localenv is `make run`: ALM's local environment and its story. It starts a real local cluster (etcd,
-// kube-apiserver, kube-controller-manager with the garbage collector) and an OCI registry on loopback holding the
-// images of bin/images, deploys ALM from config/default, runs it and every operator it installs as processes
-// through the local node runner (which pulls their images from the registry), starts the Konnect simulator, then
-// tells the story (publish bundle and catalog images, install, sync to Konnect, upgrade by replaces) and stays up
-// for kubectl until Ctrl-C.
+// kube-apiserver, kube-controller-manager, kube-scheduler) with one real node on this machine (containerd, runc,
+// kubelet, kube-proxy: test/localnode) and an OCI registry holding the images of bin/images, deploys ALM with
+// `kubectl apply -k config/default`, so that ALM and every operator it installs run as pods from their images,
+// starts the Konnect simulator, then tells the story (publish bundle and catalog images, install, sync to Konnect,
+// upgrade by replaces) and stays up for kubectl until Ctrl-C, which stops everything and puts the machine back.
 package main
 
 import (
@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +25,7 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/test/localenv"
 	"github.com/almproject/alm/test/localkube"
+	"github.com/almproject/alm/test/localnode"
 )
 
 func main() {
@@ -37,7 +37,7 @@ func main() {
 
 type options struct {
 	stateDir, catalog, catalogImage string
-	noDemo, verbose                 bool
+	noDemo                          bool
 }
 
 func parseFlags(root string) options {
@@ -50,20 +50,21 @@ func parseFlags(root string) options {
 	flag.StringVar(&o.catalogImage, "catalog-image", "",
 		"Serve this catalog image (a File-Based Catalog image in any reachable registry) through the image CatalogSource\n"+
 			"alm-system/catalog-image instead of telling the story: the environment and that CatalogSource only (the story\n"+
-			"publishes into its own catalog and installs the Konnect operator from it). Plain HTTP and a 5s poll for a\n"+
-			"registry on loopback, TLS and a 1m poll otherwise. Operators installed from it run on the node runner only if\n"+
-			"their images are alm.local/<name>:<version> in the local registry.")
+			"publishes into its own catalog and installs the Konnect operator from it). TLS and a 1m poll; ALM runs in a\n"+
+			"pod, so a registry on this machine's loopback is out of its reach: name the machine's address. Operators\n"+
+			"installed from it run only if the node can pull their images (alm.local/<name>:<version> from the local registry).")
 	flag.BoolVar(&o.noDemo, "no-demo", false, "Start the environment and ALM, but do not tell the story.")
-	flag.BoolVar(&o.verbose, "v", false, "Print the node runner's logs.")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), `localenv starts ALM's local environment and tells its story (make run):
 
-  - a local cluster (etcd, kube-apiserver, kube-controller-manager with the garbage collector);
-  - an OCI registry on 127.0.0.1 (a free port, printed and written to <state-dir>/registry) holding the images of
-    bin/images (make images) without their alm.local/ host: alm.local/alm:0.1.0 is <registry>/alm:0.1.0;
-  - ALM, deployed with config/default and run by the local node runner, which plays the kubelet with a registry
-    mirror alm.local -> <registry>: it pulls every Deployment's image from the registry and runs it as a process
-    with its ServiceAccount's identity;
+  - a local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler) with one real node on this
+    machine, alm-node: containerd and runc, a CNI bridge, kubelet and kube-proxy (root only; one node per machine:
+    a second run waits for the first; Ctrl-C puts sysctls, nftables, mounts and cgroups back);
+  - an OCI registry holding the images of bin/images (make images) without their alm.local/ host
+    (alm.local/alm:0.1.0 is <registry>/alm:0.1.0): HTTPS on the machine's address with a CA of its own (printed,
+    and written to <state-dir>/registry), and plain HTTP on loopback as the node's mirror for alm.local;
+  - ALM, deployed with kubectl apply -k config/default: a pod from alm.local/alm:0.1.0, as its ServiceAccount, with
+    its security context and limits enforced, as every operator it installs;
   - the Konnect API simulator, or real Konnect when KONNECT_TOKEN and KONNECT_SERVER_URL are set;
   - the story: publish the Konnect operator (push its bundle image to <registry>/bundles/konnect-operator:<version>
     and a File-Based Catalog image to <registry>/catalogs/alm:latest, which the image CatalogSource
@@ -96,15 +97,11 @@ func run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := logr.Discard()
-	if o.verbose {
-		log = funcr.New(func(prefix, args string) { fmt.Fprintln(os.Stderr, prefix, args) }, funcr.Options{})
-	}
-	ctrllog.SetLogger(log) // the node runner runs controller-runtime in this process
+	ctrllog.SetLogger(logr.Discard()) // envtest logs through controller-runtime
 	start := time.Now()
-	fmt.Printf("Starting the local cluster, the node runner, ALM (config/default) and %s...\n", konnectName())
+	fmt.Printf("Starting the local cluster with one node, ALM (config/default) and %s...\n", konnectName())
 	env, err := localenv.Start(ctx, localenv.Options{
-		Root: root, StateDir: o.stateDir, Logger: log,
+		Root: root, StateDir: o.stateDir,
 		KonnectToken: os.Getenv("KONNECT_TOKEN"), KonnectServerURL: os.Getenv("KONNECT_SERVER_URL"),
 	})
 	if err != nil {
@@ -114,8 +111,8 @@ func run() error {
 		fmt.Println("Stopping every process...")
 		env.Stop()
 	}()
-	fmt.Printf("[%6.1fs] Registry %s (plain HTTP on loopback) holds the images of bin/images; the node runner pulls alm.local/* from it\n",
-		time.Since(start).Seconds(), env.Registry.Host)
+	fmt.Printf("[%6.1fs] Node %s is Ready on %s (containerd, runc, kubelet, kube-proxy); it pulls alm.local/* from the registry on %s\n",
+		time.Since(start).Seconds(), localnode.NodeName, env.Node.IP, env.Registry.Loopback)
 	fmt.Printf("[%6.1fs] ALM is running (Deployment %s/%s, Available)\n", time.Since(start).Seconds(), localenv.ALMNamespace, localenv.ALMDeployment)
 	if err := tell(ctx, env, o); err != nil {
 		return err
@@ -144,7 +141,7 @@ func tell(ctx context.Context, env *localenv.Env, o options) error {
 		return nil
 	}
 	if err := story.Tell(ctx); err != nil {
-		return fmt.Errorf("%w\n(logs: %s)", err, filepath.Join(o.stateDir, "noderunner", "pods"))
+		return fmt.Errorf("%w\n(pod logs: %s; the cluster's: %s)", err, filepath.Join(localnode.RootDir, "pods"), o.stateDir)
 	}
 	fmt.Printf("\nThe story took %s.\n", story.Elapsed().Round(100*time.Millisecond))
 	return nil
@@ -184,29 +181,31 @@ func serveCatalogImage(ctx context.Context, story *localenv.Story, ref string) e
 func printReady(env *localenv.Env, root string, told bool) {
 	render := ""
 	if told {
-		render = fmt.Sprintf("\n  %s catalog render %s/%s:%s --insecure", filepath.Join(root, "bin", "almctl"), env.Registry.Host,
-			localenv.CatalogRepository, localenv.CatalogTag)
+		render = fmt.Sprintf("\n  %s catalog render %s/%s:%s --ca-file %s", filepath.Join(root, "bin", "almctl"), env.Registry.Host,
+			localenv.CatalogRepository, localenv.CatalogTag, env.Registry.CAFile)
 	}
 	fmt.Printf(`
 The environment is up.
 
   kubeconfig:     %[1]s
-  registry:       %[7]s (plain HTTP; also in %[8]s)
+  registry:       %[7]s (HTTPS, CA %[10]s; also in %[8]s)
   Konnect:        %[2]s (URL and token in %[3]s)
-  process logs:   %[4]s
-  cluster logs:   %[5]s
+  pod logs:       %[4]s (or kubectl logs)
+  cluster logs:   %[5]s and node.log beside it
 
 Try:
   export KUBECONFIG=%[1]s
+  %[6]s get nodes -o wide
+  %[6]s get pods -A
   %[6]s get alm -A
   %[6]s get catsrc -n alm-system -o wide%[9]s
   %[6]s get konnectgatewaycontrolplanes,kongservices,kongroutes,kongconsumers -A
 
 Press Ctrl-C to stop everything.
 ready
-`, env.Kubeconfig, env.KonnectURL, filepath.Join(env.StateDir, "konnect.env"), filepath.Join(env.StateDir, "noderunner", "pods"),
+`, env.Kubeconfig, env.KonnectURL, filepath.Join(env.StateDir, "konnect.env"), filepath.Join(localnode.RootDir, "pods"),
 		filepath.Join(env.StateDir, "kube.log"), filepath.Join(root, "bin", "kubectl"), env.Registry.Host,
-		filepath.Join(env.StateDir, "registry"), render)
+		filepath.Join(env.StateDir, "registry"), render, env.Registry.CAFile)
 }
 
 func konnectName() string {
