@@ -153,5 +153,28 @@ $(OPM):
 		-ldflags "-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$(OPM_VERSION)" \
 		-o $@ github.com/operator-framework/operator-registry/cmd/opm
 
+# The alert and chart tools (issue 37), prerequisites of tools on a line of their own.
+PROMTOOL := $(BIN)/promtool
+HELM     := $(BIN)/helm
+tools: $(PROMTOOL) $(HELM)
+
+# promtool, Prometheus's CLI: `promtool check rules` and `promtool test rules` on config/prometheus's alerts
+# (test/promtool). Without the optional service discoveries (upstream's remove_all_sd tag): rule tests use none.
+PROMTOOL_VERSION = $(shell cd hack/tools/promtool && go list -m -f '{{.Version}}' github.com/prometheus/prometheus)
+$(PROMTOOL):
+	cd hack/tools/promtool && go build -tags netgo,remove_all_sd \
+		-ldflags "-X github.com/prometheus/common/version.Version=$(PROMTOOL_VERSION)" \
+		-o $@ github.com/prometheus/prometheus/cmd/promtool
+
+# helm, as upstream's Makefile builds it: its version, and the Kubernetes version `helm template` and `helm lint`
+# assume (.Capabilities.KubeVersion) from the client-go it is built with (v0.X.Y: 1.X).
+HELM_VERSION = $(shell cd hack/tools/helm && go list -m -f '{{.Version}}' helm.sh/helm/v3)
+HELM_KUBE_MINOR = $(shell cd hack/tools/helm && go list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)
+$(HELM):
+	cd hack/tools/helm && go build -trimpath -ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_KUBE_MINOR) \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_KUBE_MINOR)" \
+		-o $@ helm.sh/helm/v3/cmd/helm
+
 $(GOLANGCI_LINT):
 	cd hack/tools/golangci-lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
