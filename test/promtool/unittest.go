@@ -112,7 +112,10 @@ func InputSeries(scrapes []metricstest.Families, keep func(name string, labels m
 			if !keep(s.name, s.labels) {
 				continue
 			}
-			key := s.name + metricstest.Format(s.labels)
+			key := s.name
+			if len(s.labels) > 0 {
+				key += metricstest.Format(s.labels)
+			}
 			if values[key] == nil {
 				values[key] = make([]string, len(scrapes))
 				for j := range i {
