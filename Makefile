@@ -60,11 +60,26 @@ bundles: ## Generate bundles/<package>/<version>/ from hack/bundles/*.yaml and t
 	go run ./hack/bundlegen/cmd/bundlegen --root . --input hack/bundles --output bundles
 
 .PHONY: verify
-verify: generate manifests ## Regenerate code, manifests and bundles and fail if anything changed.
-	@$(MAKE) --no-print-directory bundles >/dev/null
-	@if [ -n "$$(git status --porcelain -- apis config bundles)" ]; then \
-		echo "generated files are out of date; run 'make generate manifests bundles' and commit:"; \
-		git status --porcelain -- apis config bundles; git --no-pager diff --stat -- apis config bundles; exit 1; fi
+verify: generate manifests ## Regenerate code, manifests, bundles and the chart's files and fail if anything changed.
+	@$(MAKE) --no-print-directory bundles chart >/dev/null
+	@if [ -n "$$(git status --porcelain -- apis config bundles charts)" ]; then \
+		echo "generated files are out of date; run 'make generate manifests bundles chart' and commit:"; \
+		git status --porcelain -- apis config bundles charts; git --no-pager diff --stat -- apis config bundles charts; exit 1; fi
+
+##@ Helm chart
+
+CHART := charts/alm
+# What charts/alm renders from config/ as it is (only the namespace and labels change): the kustomization resources
+# of these directories, copied into the chart's files/ so that the chart cannot drift from the generated manifests.
+CHART_FILES := crd rbac admission
+
+.PHONY: chart
+chart: ## Copy config/'s CRDs, RBAC, admission policies and alerts into charts/alm/files (make verify checks them).
+	@rm -rf $(CHART)/files && mkdir -p $(CHART)/files/prometheus
+	@for d in $(CHART_FILES); do mkdir -p $(CHART)/files/$$d; \
+		for f in $$(sed -n 's/^  - \([^ ]*\.yaml\).*/\1/p' config/$$d/kustomization.yaml); do \
+			cp config/$$d/$$f $(CHART)/files/$$d/$$(basename $$f); done; done
+	@cp config/prometheus/prometheusrule.yaml $(CHART)/files/prometheus/
 
 ##@ Images
 
