@@ -64,11 +64,26 @@ bundles: ## Generate bundles/<package>/<version>/ from hack/bundles/*.yaml and t
 	go run ./hack/bundlegen/cmd/bundlegen --root . --input hack/bundles --output bundles
 
 .PHONY: verify
-verify: generate manifests ## Regenerate code, manifests and bundles and fail if anything changed.
-	@$(MAKE) --no-print-directory bundles >/dev/null
-	@if [ -n "$$(git status --porcelain -- apis config bundles)" ]; then \
-		echo "generated files are out of date; run 'make generate manifests bundles' and commit:"; \
-		git status --porcelain -- apis config bundles; git --no-pager diff --stat -- apis config bundles; exit 1; fi
+verify: generate manifests ## Regenerate code, manifests, bundles and the chart's files and fail if anything changed.
+	@$(MAKE) --no-print-directory bundles chart >/dev/null
+	@if [ -n "$$(git status --porcelain -- apis config bundles charts)" ]; then \
+		echo "generated files are out of date; run 'make generate manifests bundles chart' and commit:"; \
+		git status --porcelain -- apis config bundles charts; git --no-pager diff --stat -- apis config bundles charts; exit 1; fi
+
+##@ Helm chart
+
+CHART := charts/alm
+# What charts/alm renders from config/ as it is (only the namespace and labels change): the kustomization resources
+# of these directories, copied into the chart's files/ so that the chart cannot drift from the generated manifests.
+CHART_FILES := crd rbac admission
+
+.PHONY: chart
+chart: ## Copy config/'s CRDs, RBAC, admission policies and alerts into charts/alm/files (make verify checks them).
+	@rm -rf $(CHART)/files && mkdir -p $(CHART)/files/prometheus
+	@for d in $(CHART_FILES); do mkdir -p $(CHART)/files/$$d; \
+		for f in $$(sed -n 's/^  - \([^ ]*\.yaml\).*/\1/p' config/$$d/kustomization.yaml); do \
+			cp config/$$d/$$f $(CHART)/files/$$d/$$(basename $$f); done; done
+	@cp config/prometheus/prometheusrule.yaml $(CHART)/files/prometheus/
 
 ##@ Images
 
@@ -172,6 +187,29 @@ $(OPM):
 	cd hack/tools/opm && go build -tags containers_image_openpgp \
 		-ldflags "-X github.com/operator-framework/operator-registry/cmd/opm/version.opmVersion=$(OPM_VERSION)" \
 		-o $@ github.com/operator-framework/operator-registry/cmd/opm
+
+# The alert and chart tools (issue 37), prerequisites of tools on a line of their own.
+PROMTOOL := $(BIN)/promtool
+HELM     := $(BIN)/helm
+tools: $(PROMTOOL) $(HELM)
+
+# promtool, Prometheus's CLI: `promtool check rules` and `promtool test rules` on config/prometheus's alerts
+# (test/promtool). Without the optional service discoveries (upstream's remove_all_sd tag): rule tests use none.
+PROMTOOL_VERSION = $(shell cd hack/tools/promtool && go list -m -f '{{.Version}}' github.com/prometheus/prometheus)
+$(PROMTOOL):
+	cd hack/tools/promtool && go build -tags netgo,remove_all_sd \
+		-ldflags "-X github.com/prometheus/common/version.Version=$(PROMTOOL_VERSION)" \
+		-o $@ github.com/prometheus/prometheus/cmd/promtool
+
+# helm, as upstream's Makefile builds it: its version, and the Kubernetes version `helm template` and `helm lint`
+# assume (.Capabilities.KubeVersion) from the client-go it is built with (v0.X.Y: 1.X).
+HELM_VERSION = $(shell cd hack/tools/helm && go list -m -f '{{.Version}}' helm.sh/helm/v3)
+HELM_KUBE_MINOR = $(shell cd hack/tools/helm && go list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)
+$(HELM):
+	cd hack/tools/helm && go build -trimpath -ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_KUBE_MINOR) \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_KUBE_MINOR)" \
+		-o $@ helm.sh/helm/v3/cmd/helm
 
 $(GOLANGCI_LINT):
 	cd hack/tools/golangci-lint && go build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint

@@ -1,8 +1,9 @@
 // Package prometheus_test checks that config/prometheus scrapes what the components expose: the ServiceMonitor
 // selects the metrics Service, which selects ALM's pods and their metrics port, and scrapes it as ALM serves it
 // (HTTPS, with a token the shipped binding lets read /metrics); the PodMonitor selects the Konnect operator's pods and
-// port as its bundles declare them. The alerts are tested against the real metrics in
-// test/integration (TestAlerts) and controllers/konnect (TestAlertErrorRate).
+// port as its bundles declare them. The alerts are tested by promtool (Prometheus's own rule engine): on the unit
+// tests in tests/ here (TestAlertRules), and on the components' real metrics in test/integration (TestAlerts) and
+// controllers/konnect (TestAlertErrorRate).
 package prometheus_test
 
 import (

@@ -13,6 +13,7 @@ import (
 	"github.com/almproject/alm/controllers/konnect/konnectmetrics"
 	"github.com/almproject/alm/test/konnectsim"
 	"github.com/almproject/alm/test/metricstest"
+	"github.com/almproject/alm/test/promtool"
 )
 
 // TestMetrics: the figures a user graphs follow what the operator did against Konnect (the simulator counts the
@@ -97,19 +98,23 @@ func TestMetrics(t *testing.T) {
 	waitObjects("True", 3)
 }
 
-// TestAlertErrorRate evaluates config/prometheus's KonnectRequestErrorRateHigh against the operator's own metrics:
-// while Konnect answers normally it stays quiet; once Konnect answers every request with a 500 it fires, but only
-// after the error rate has held for 10 minutes. The operator is scraped every 500ms of real time and the scrapes
-// placed one minute apart, so a 5m range holds the 2.5s in which the drift scan lists at least twice (every second).
+// TestAlertErrorRate evaluates config/prometheus's KonnectRequestErrorRateHigh with Prometheus's own rule engine
+// (promtool test rules) against the operator's own metrics: while Konnect answers normally it stays quiet; once
+// Konnect answers every request with a 500 it fires, but only after the error rate has held for 10 minutes. The
+// operator is scraped every 500ms of real time and the scrapes placed one minute apart, so a 5m range holds the 2.5s
+// in which the drift scan lists at least twice (every second). The rule's annotations are left out (promtool would
+// compare them; config/prometheus's unit tests check them).
 func TestAlertErrorRate(t *testing.T) {
-	rules, err := metricstest.LoadRules(filepath.Join("..", "..", "config", "prometheus", "prometheusrule.yaml"))
+	const alert = "KonnectRequestErrorRateHigh"
+	groups, err := promtool.LoadPrometheusRule(filepath.Join("..", "..", "config", "prometheus", "prometheusrule.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule, ok := rules["KonnectRequestErrorRateHigh"]
+	labels, ok := groups.AlertLabels(alert)
 	if !ok {
-		t.Fatal("config/prometheus has no alert KonnectRequestErrorRateHigh")
+		t.Fatalf("config/prometheus has no alert %s", alert)
 	}
+	promtool.Path(t) // before the environment starts: fails at once, saying make tools builds it
 	e := newEnv(t, envOptions{syncPeriod: time.Second})
 	e.readyControlPlane("cp")
 	for i := range 3 {
@@ -119,43 +124,34 @@ func TestAlertErrorRate(t *testing.T) {
 	for i := range 3 {
 		e.waitProgrammed(svc, fmt.Sprintf("svc-%d", i))
 	}
-	start := time.Now()
-	var tl metricstest.Timeline
+	var scrapes []metricstest.Families
 	scrape := func(n int) {
 		for range n {
 			f, err := metricstest.Gather(crmetrics.Registry)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tl = append(tl, metricstest.Point{At: start.Add(time.Duration(len(tl)) * time.Minute), Families: f})
+			scrapes = append(scrapes, f)
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	scrape(12)
 	e.sim.SetErrorRate(1)
-	errorsFrom := len(tl)
+	errorsFrom := len(scrapes)
 	scrape(16)
 	e.sim.SetErrorRate(0)
-	firing := func(minute int) bool {
-		got, err := rule.Firing(tl, start.Add(time.Duration(minute)*time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, labels := range got {
-			if labels["server_url"] == e.sim.URL() {
-				return true
-			}
-		}
-		return false
-	}
-	if firing(errorsFrom - 1) {
-		t.Errorf("fires while Konnect answers normally")
-	}
-	if firing(errorsFrom + 9) {
-		t.Errorf("fires %d minutes after the errors began (for: %s)", 9, rule.For)
-	}
-	if !firing(len(tl) - 1) {
-		got, _ := metricstest.Eval(rule.Expr, tl, start.Add(time.Duration(len(tl)-1)*time.Minute))
-		t.Errorf("does not fire after %d minutes of 100%% errors; the expression gives %v", len(tl)-1-errorsFrom, got)
-	}
+
+	url := e.sim.URL()
+	series := promtool.InputSeries(scrapes, func(name string, l map[string]string) bool {
+		return name == konnectmetrics.NameRequests && l[konnectmetrics.LabelServerURL] == url
+	})
+	labels[konnectmetrics.LabelServerURL] = url
+	promtool.RunUnitTests(t, groups.WithoutAnnotations(), promtool.UnitTests{EvaluationInterval: "1m", Tests: []promtool.Test{{
+		Name: "the operator's requests to a Konnect that answers, then answers only 500s", Interval: "1m", InputSeries: series,
+		AlertRuleTests: []promtool.AlertTest{
+			{EvalTime: promtool.Minutes(errorsFrom - 1), Alertname: alert, ExpAlerts: []promtool.ExpAlert{}}, // Konnect answers normally
+			{EvalTime: promtool.Minutes(errorsFrom + 9), Alertname: alert, ExpAlerts: []promtool.ExpAlert{}}, // errors for less than for: 10m
+			{EvalTime: promtool.Minutes(len(scrapes) - 1), Alertname: alert, ExpAlerts: []promtool.ExpAlert{{ExpLabels: labels}}},
+		},
+	}}})
 }
