@@ -226,6 +226,9 @@ func container(p *Package, v Version) corev1.Container {
 	if p.MetricsPort != 0 {
 		c.Ports = append(c.Ports, corev1.ContainerPort{Name: "metrics", ContainerPort: p.MetricsPort, Protocol: corev1.ProtocolTCP})
 	}
+	if v.LogsOnError {
+		c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	}
 	return c
 }
 

@@ -97,6 +97,10 @@ type Version struct {
 	// ProgressDeadlineSeconds is the Deployment's progress deadline (Kubernetes' default, 600, when unset): how long
 	// its pods may take to become available before the rollout, and so the install, counts as failed.
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+	// LogsOnError sets the container's terminationMessagePolicy to FallbackToLogsOnError: when the operator exits
+	// with an error, the kubelet keeps its last log lines as the termination message, which ALM quotes in the
+	// OperatorVersion's status (CrashLoopBackOff).
+	LogsOnError bool `json:"logsOnError,omitempty"`
 	// Handoff makes the version take part in its upgrade: the CSV annotation operators.alm.dev/handoff, "true" or
 	// how long ALM waits for the operator's answer (e.g. "5m"). See the README, "The hand-over".
 	Handoff string `json:"handoff,omitempty"`

@@ -412,6 +412,7 @@ func failForward(t *testing.T, ctx context.Context, env *localenv.Env, story *lo
 	crashing.Version, crashing.Replaces, crashing.SkipRange = crashingVersion, pkg.BundleName(base.Version), ""
 	crashing.Image = pkg.ImageFor(base)
 	crashing.Args = append(append([]string{}, base.Args...), "--no-such-flag")
+	crashing.LogsOnError = true // the kubelet keeps the log's tail as the termination message, which ALM quotes
 	crashing.ProgressDeadlineSeconds = ptr.To[int32](15)
 	must(t, bundlegen.WriteBundle(root, pkg, crashing, filepath.Join(dir, crashingVersion)))
 	_, err = story.Publish(ctx, filepath.Join(dir, crashingVersion))

@@ -51,6 +51,17 @@ type Demo struct {
 	Ports    []corev1.ContainerPort
 	// ReadinessProbe is the operator container's readiness probe.
 	ReadinessProbe *corev1.Probe
+	// NodeSelector is the operator pod's nodeSelector.
+	NodeSelector map[string]string
+	// LogsOnError sets the operator container's terminationMessagePolicy to FallbackToLogsOnError.
+	LogsOnError bool
+}
+
+func terminationMessagePolicy(logsOnError bool) corev1.TerminationMessagePolicy {
+	if logsOnError {
+		return corev1.TerminationMessageFallbackToLogsOnError
+	}
+	return ""
 }
 
 // crdGroup is the group of d's owned CRD.
@@ -78,7 +89,9 @@ func (d Demo) OperatorVersion() *operatorsv1alpha1.OperatorVersion {
 			ObjectMeta: metav1.ObjectMeta{Labels: labels},
 			Spec: corev1.PodSpec{
 				ServiceAccountName: sa,
-				Containers:         []corev1.Container{{Name: "operator", Image: d.Image, Args: d.Args, Ports: d.Ports, ReadinessProbe: d.ReadinessProbe}},
+				NodeSelector:       d.NodeSelector,
+				Containers: []corev1.Container{{Name: "operator", Image: d.Image, Args: d.Args, Ports: d.Ports, ReadinessProbe: d.ReadinessProbe,
+					TerminationMessagePolicy: terminationMessagePolicy(d.LogsOnError)}},
 			},
 		},
 	}

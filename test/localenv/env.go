@@ -56,6 +56,9 @@ type Options struct {
 	KonnectToken, KonnectServerURL string
 	// APIServerFlags are extra kube-apiserver flags (localkube.Options.APIServerFlags), e.g. an audit log.
 	APIServerFlags map[string]string
+	// NoALM leaves ALM out: the cluster, its node, the registry and the simulator only, for tests that run ALM's
+	// loops in the test process (harness.StartManager) against operators running on the real node.
+	NoALM bool
 	// MaxRestartBackoff caps the kubelet's crash-loop backoff (localnode.Options.MaxContainerRestartPeriod).
 	MaxRestartBackoff time.Duration
 	// Status receives a line when the node has to wait for another run's node (one per machine). Default: stderr.
@@ -85,7 +88,8 @@ type Env struct {
 	metricsTokenAt time.Time
 }
 
-// Start brings the environment up and returns once ALM is Available. On error, everything started is stopped.
+// Start brings the environment up and returns once ALM is Available (unless Options.NoALM). On error, everything
+// started is stopped.
 func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	e := &Env{Root: o.Root, StateDir: o.StateDir}
 	defer func() {
@@ -108,6 +112,9 @@ func Start(ctx context.Context, o Options) (_ *Env, err error) {
 	}
 	if err := e.startNode(ctx, o); err != nil {
 		return nil, err
+	}
+	if o.NoALM {
+		return e, nil
 	}
 	if _, err := e.Kubectl(ctx, "apply", "-k", e.Path("config", "default")); err != nil {
 		return nil, fmt.Errorf("deploying ALM from config/default: %w", err)

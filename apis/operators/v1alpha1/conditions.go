@@ -83,7 +83,7 @@ const (
 	// container and the cause. Otherwise the reason is DeploymentNotAvailable with the replica counts.
 	//
 	// ReasonImagePullFailed: a container's image is not found or cannot be pulled (the kubelet's ErrImagePull,
-	// ImagePullBackOff, InvalidImageName; the local node runner's ImageNotFound).
+	// ImagePullBackOff, InvalidImageName, ...).
 	ReasonImagePullFailed = "ImagePullFailed"
 	// ReasonCrashLoopBackOff: a container keeps exiting; the message has its exit code and, when the kubelet or the
 	// node runner reports them, its last log lines.

@@ -1,7 +1,7 @@
 // Package rollout says why a Deployment's pods do not become available, from what the cluster already reports: the
-// Deployment's conditions (ReplicaFailure from the deployment controller, e.g. a quota; Available=False with the
-// local node runner's reasons) and its pods' (an image that cannot be pulled, a container that keeps crashing with
-// its exit code and last log lines, a pod no node can run). It is pure: the caller reads the Deployment and pods.
+// Deployment's conditions (ReplicaFailure from the deployment controller, e.g. a quota) and its pods' (an image that
+// cannot be pulled, a container that keeps crashing with its exit code and last log lines, a pod no node can run).
+// It is pure: the caller reads the Deployment and pods.
 package rollout
 
 import (
@@ -36,21 +36,13 @@ var waitingReasons = map[string]string{
 	"RunContainerError":          operatorsv1alpha1.ReasonPodCreationFailed,
 }
 
-// Reasons of a Deployment's Available=False condition that say more than the replica counts (the local node
-// runner's, test/noderunner/deploystatus), by the problem reason they are reported as.
-var availableReasons = map[string]string{
-	"ImageNotFound":        operatorsv1alpha1.ReasonImagePullFailed,
-	"CrashLoopBackOff":     operatorsv1alpha1.ReasonCrashLoopBackOff,
-	"CreateContainerError": operatorsv1alpha1.ReasonPodCreationFailed,
-}
-
 // maxLog bounds the log lines carried in a crash's message.
 const maxLog = 2000
 
 // Diagnose returns the most useful reason the cluster reports for d's pods not being available, or nil when it
 // reports none (the pods are starting). pods are d's pods (any order; terminating ones are ignored). In order: the
 // deployment controller cannot create pods (ReplicaFailure); a pod's container cannot pull its image, crashes or
-// cannot be created; a pod cannot be scheduled; the Available condition's reason, when it says more than the counts.
+// cannot be created; a pod cannot be scheduled.
 func Diagnose(d *appsv1.Deployment, pods []corev1.Pod) *Problem {
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
@@ -72,15 +64,7 @@ func Diagnose(d *appsv1.Deployment, pods []corev1.Pod) *Problem {
 			unschedulable = scheduling(p)
 		}
 	}
-	if unschedulable != nil {
-		return unschedulable
-	}
-	for _, c := range d.Status.Conditions {
-		if reason, ok := availableReasons[c.Reason]; ok && c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse {
-			return &Problem{reason, c.Message}
-		}
-	}
-	return nil
+	return unschedulable
 }
 
 // containerProblem is the first problem of p's init containers, then its containers.
@@ -136,6 +120,8 @@ func crashed(p *corev1.Pod, cs *corev1.ContainerStatus) string {
 			log = "..." + log[len(log)-maxLog:]
 		}
 		msg += "; last log lines: " + log
+	} else {
+		msg += fmt.Sprintf("; its log: kubectl logs -n %s %s -c %s --previous", p.Namespace, p.Name, cs.Name)
 	}
 	return msg
 }

@@ -39,8 +39,6 @@ func TestDiagnose(t *testing.T) {
 	terminating.DeletionTimestamp = &metav1.Time{}
 	quota := appsv1.DeploymentCondition{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
 		Message: `pods "op-5d4" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=2, limited: pods=2`}
-	runnerImage := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "ImageNotFound",
-		Message: "image [alm.local/etcd-operator:0.9.4] not found in the local node runner's images; it has []"}
 	generic := appsv1.DeploymentCondition{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable",
 		Message: "Deployment does not have minimum availability."}
 	cases := []struct {
@@ -63,8 +61,6 @@ func TestDiagnose(t *testing.T) {
 			operatorsv1alpha1.ReasonPodCreationFailed, []string{"pods cannot be created: FailedCreate", "exceeded quota"}},
 		{"missing ConfigMap", nil, []corev1.Pod{waitingPod("op-1", "CreateContainerConfigError", `configmap "op-config" not found`)},
 			operatorsv1alpha1.ReasonPodCreationFailed, []string{"CreateContainerConfigError", `configmap "op-config" not found`}},
-		{"the node runner's missing image, from the Deployment", []appsv1.DeploymentCondition{runnerImage}, nil,
-			operatorsv1alpha1.ReasonImagePullFailed, []string{"alm.local/etcd-operator:0.9.4", "not found"}},
 		{"terminating pods are the old spec's", []appsv1.DeploymentCondition{generic}, []corev1.Pod{terminating}, "", nil},
 	}
 	for _, tc := range cases {
