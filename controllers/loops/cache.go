@@ -49,16 +49,17 @@ func ClientOptions() client.Options {
 }
 
 // DeploymentReadiness keeps of a Deployment in ALM's cache what its readiness is judged by (metadata, spec.replicas,
-// status): ALM reads Deployments from the cache only to know whether they are available (installer.DeploymentReady)
-// and applies them from the bundle, so the pod template, most of a Deployment's bytes, is left out, for every
-// Deployment of the cluster the cache holds.
+// spec.progressDeadlineSeconds, status) and spec.selector, by which the installer finds the pods of a Deployment that
+// does not become available to say why (installer.explain): ALM reads Deployments from the cache only for that and
+// applies them from the bundle, so the pod template, most of a Deployment's bytes, is left out, for every Deployment
+// of the cluster the cache holds.
 func DeploymentReadiness(obj any) (any, error) {
 	d, ok := obj.(*appsv1.Deployment)
 	if !ok {
 		return slim.Transform()(obj)
 	}
 	slim.Metadata(d)
-	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds}
+	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds, Selector: d.Spec.Selector}
 	return d, nil
 }
 

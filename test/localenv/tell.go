@@ -3,18 +3,21 @@ package localenv
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/blang/semver/v4"
 	"k8s.io/apimachinery/pkg/types"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 )
 
 // Tell runs the whole story: publish the Konnect operator 1.0.0 (its bundle image and the catalog image), install it
-// with an AppType, sync Konnect objects, undo an edit made in Konnect, publish 1.1.0 (replaces 1.0.0) by pushing
-// the next catalog image to the same tag and watch the upgrade hand everything over.
+// with an AppType, sync Konnect objects, undo an edit made in Konnect, let a team install into its own namespace,
+// publish 1.1.0 (replaces 1.0.0) by pushing the next catalog image to the same tag and watch the upgrade hand
+// everything over, then publish every later version of bundles/ and end on the newest.
 func (s *Story) Tell(ctx context.Context) error {
 	bundles := s.Env.Path("bundles", Package)
 	catalog := s.Catalog.CatalogRef()
@@ -42,6 +45,11 @@ func (s *Story) Tell(ctx context.Context) error {
 			"on the next poll ALM upgrades, hands the objects over and collects 1.0.0",
 			"get catsrc -n " + ALMNamespace + " -o wide; kubectl get operatorversions -n " + OperatorNamespace + "; kubectl get kongroutes -n " + DemoNamespace,
 			func() (string, error) { return s.upgrade(ctx, filepath.Join(bundles, "1.1.0"), "1.1.0") }},
+		{"Publish the rest of bundles/" + Package + ", each version replacing the one before: ALM upgrades through every one " +
+			"(the operators of the versions that opt in take over from their predecessor themselves), ending on the newest, " +
+			"whose kinds Kong's samples use",
+			"get operatorversions -n " + OperatorNamespace + "; kubectl api-resources --api-group=configuration.konghq.com",
+			func() (string, error) { return s.upgradeToNewest(ctx, bundles) }},
 	}
 	for _, st := range steps {
 		if err := s.Step(st.title, st.kubectl, st.fn); err != nil {
@@ -175,6 +183,71 @@ func (s *Story) upgrade(ctx context.Context, bundle, version string) (string, er
 		summary += fmt.Sprintf("; Konnect creates during the upgrade: %d", s.konnectCreates()-creates)
 	}
 	return summary, nil
+}
+
+// upgradeToNewest publishes every version of bundles (a bundles/<package> directory) newer than the one installed,
+// in order, and waits for each to be installed with the story's Konnect ids unchanged.
+func (s *Story) upgradeToNewest(ctx context.Context, bundles string) (string, error) {
+	ids, err := s.WaitProgrammed(ctx, DemoNamespace)
+	if err != nil {
+		return "", err
+	}
+	at := &operatorsv1alpha1.AppType{}
+	if err := s.Env.Client.Get(ctx, types.NamespacedName{Namespace: OperatorNamespace, Name: Package}, at); err != nil {
+		return "", err
+	}
+	versions, err := LaterVersions(bundles, at.Status.InstalledVersion)
+	if err != nil {
+		return "", err
+	}
+	creates := s.konnectCreates()
+	var took []string
+	for _, v := range versions {
+		start := time.Now()
+		if _, err := s.Publish(ctx, filepath.Join(bundles, v)); err != nil {
+			return "", err
+		}
+		if _, err := s.WaitInstalled(ctx, OperatorNamespace, Package, v); err != nil {
+			return "", err
+		}
+		took = append(took, fmt.Sprintf("%s in %.1fs", v, time.Since(start).Seconds()))
+	}
+	now, err := s.WaitProgrammed(ctx, DemoNamespace)
+	if err != nil {
+		return "", err
+	}
+	if now.String() != ids.String() {
+		return "", fmt.Errorf("the Konnect ids changed in the upgrades: %s, were %s", now, ids)
+	}
+	summary := "installed " + strings.Join(took, ", ") + " (publish to installed, the old version collected); Konnect ids unchanged"
+	if creates >= 0 {
+		summary += fmt.Sprintf("; Konnect creates during the upgrades: %d", s.konnectCreates()-creates)
+	}
+	return summary, nil
+}
+
+// LaterVersions are the version directories of a bundles/<package> directory newer than version, oldest first.
+func LaterVersions(dir, version string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	current, err := semver.Parse(version)
+	if err != nil {
+		return nil, fmt.Errorf("installed version %q: %w", version, err)
+	}
+	var later []semver.Version
+	for _, e := range entries {
+		if v, err := semver.Parse(e.Name()); err == nil && e.IsDir() && v.GT(current) {
+			later = append(later, v)
+		}
+	}
+	semver.Sort(later)
+	out := make([]string, len(later))
+	for i, v := range later {
+		out[i] = v.String()
+	}
+	return out, nil
 }
 
 // konnectCreates counts the create calls the simulator served (-1 with real Konnect).

@@ -1,12 +1,15 @@
 package localnode_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +27,68 @@ import (
 	"github.com/almproject/alm/test/localnode"
 )
 
+// crashEnv makes the test binary a run that starts a node and is then killed (TestCrashedRunIsCleanedUp).
+const crashEnv = "ALM_LOCALNODE_CRASH"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crashEnv) != "" {
+		crashingRun()
+	}
+	os.Exit(m.Run())
+}
+
+// crashingRun starts a cluster and a node with a running pod, says "up" on stdout and waits to be killed.
+func crashingRun() {
+	cp, node, err := startNode(context.Background(), os.Getenv(crashEnv), os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	_, _ = cp, node
+	fmt.Println("up")
+	select {}
+}
+
+// startNode starts a cluster for a node, a registry with bin/images as the node's mirror for alm.local, the node,
+// and a Deployment of the sandbox image on it; logs go to a file in dir.
+func startNode(ctx context.Context, dir string, status io.Writer) (*localkube.Cluster, *localnode.Node, error) {
+	bin, err := localkube.BinDir()
+	if err != nil {
+		return nil, nil, err
+	}
+	mirror, err := startRegistry(ctx, filepath.Join(bin, "images"))
+	if err != nil {
+		return nil, nil, err
+	}
+	ip, err := localnode.HostIP()
+	if err != nil {
+		return nil, nil, err
+	}
+	logs, err := os.Create(filepath.Join(dir, "node.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cp, err := localkube.Start(localkube.Options{Node: &localkube.NodeOptions{IP: ip}, Output: logs})
+	if err != nil {
+		return nil, nil, err
+	}
+	node, err := localnode.Start(ctx, localnode.Options{
+		Cluster: cp, Output: logs, SandboxImage: hackimages.PauseImage, Status: status,
+		Mirrors: map[string]localnode.Mirror{"alm.local": {URL: "http://" + mirror}},
+	})
+	if err != nil {
+		out, _ := os.ReadFile(logs.Name())
+		_ = cp.Stop()
+		return nil, nil, fmt.Errorf("%w\n%s", err, tail(string(out), 60))
+	}
+	if err := runPause(ctx, cp); err != nil {
+		_ = node.Stop()
+		_ = cp.Stop()
+		return nil, nil, err
+	}
+	return cp, node, nil
+}
+
 // TestNode starts a cluster with a real node, runs a Deployment of the sandbox image through the registry mirror,
 // and checks that stopping the node leaves the machine as it was.
 func TestNode(t *testing.T) {
@@ -31,36 +96,13 @@ func TestNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin, err := localkube.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mirror := startRegistry(t, filepath.Join(bin, "images"))
-	ip, err := localnode.HostIP()
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs, err := os.Create(filepath.Join(t.TempDir(), "node.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp, err := localkube.Start(localkube.Options{Node: &localkube.NodeOptions{IP: ip}, Output: logs})
+	started := time.Now()
+	cp, node, err := startNode(t.Context(), t.TempDir(), os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = cp.Stop() }()
-	ctx := t.Context()
-	started := time.Now()
-	node, err := localnode.Start(ctx, localnode.Options{
-		Cluster: cp, Output: logs, SandboxImage: hackimages.PauseImage,
-		Mirrors: map[string]localnode.Mirror{"alm.local": {URL: "http://" + mirror}},
-	})
-	if err != nil {
-		out, _ := os.ReadFile(logs.Name())
-		t.Fatalf("%v\n%s", err, tail(string(out), 60))
-	}
-	t.Logf("node Ready %.1fs after start", time.Since(started).Seconds())
-	runPause(ctx, t, cp)
+	t.Logf("node Ready and a pod Available %.1fs after start", time.Since(started).Seconds())
 	if err := node.Stop(); err != nil {
 		t.Fatalf("stopping the node: %v", err)
 	}
@@ -73,8 +115,55 @@ func TestNode(t *testing.T) {
 	}
 }
 
-func runPause(ctx context.Context, t *testing.T, cp *localkube.Cluster) {
-	t.Helper()
+// TestCrashedRunIsCleanedUp: a run killed with its node up leaves its changes to the machine behind; the next
+// start cleans them up and starts, and its stop leaves the machine as it was before the crashed run.
+func TestCrashedRunIsCleanedUp(t *testing.T) {
+	before, err := localnode.HostState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), crashEnv+"="+t.TempDir())
+	child.Stderr = os.Stderr
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "up\n" {
+		_ = child.Process.Kill()
+		t.Fatalf("the crashing run did not start its node: %q", line)
+	}
+	_ = child.Process.Kill()
+	_ = child.Wait()
+	if _, err := os.Stat(localnode.RecordFile); err != nil {
+		t.Fatalf("the killed run left no record of what to clean up: %v", err)
+	}
+	var status strings.Builder
+	cp, node, err := startNode(t.Context(), t.TempDir(), &status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cp.Stop() }()
+	if !strings.Contains(status.String(), "cleaning up after the node of pid") {
+		t.Errorf("the start after the crash did not say it cleaned up: %q", status.String())
+	}
+	if err := node.Stop(); err != nil {
+		t.Fatalf("stopping the node: %v", err)
+	}
+	after, err := localnode.HostState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before != after {
+		t.Errorf("the machine is not as before the crashed run:\n%s", diff(before, after))
+	}
+}
+
+func runPause(ctx context.Context, cp *localkube.Cluster) error {
 	cs := kubernetes.NewForConfigOrDie(cp.Config)
 	labels := map[string]string{"app": "pause"}
 	d := &appsv1.Deployment{
@@ -91,35 +180,34 @@ func runPause(ctx context.Context, t *testing.T, cp *localkube.Cluster) {
 		},
 	}
 	if _, err := cs.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		got, err := cs.AppsV1().Deployments("default").Get(ctx, "pause", metav1.GetOptions{})
 		if err == nil && got.Status.AvailableReplicas == 1 {
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
 			pods, _ := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
-			t.Fatalf("the Deployment is not available: %+v\npods: %+v", got.Status, pods.Items)
+			return fmt.Errorf("the Deployment is not available: %+v\npods: %+v", got.Status, pods.Items)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 }
 
-func startRegistry(t *testing.T, images string) string {
-	t.Helper()
+// startRegistry serves a registry on loopback holding the archives of images, for as long as the process runs.
+func startRegistry(ctx context.Context, images string) (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0)))}
 	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	if _, err := hackimages.PushArchives(t.Context(), images, ln.Addr().String(), true); err != nil {
-		t.Fatal(err)
+	if _, err := hackimages.PushArchives(ctx, images, ln.Addr().String(), true); err != nil {
+		return "", err
 	}
-	return ln.Addr().String()
+	return ln.Addr().String(), nil
 }
 
 func tail(s string, n int) string {
