@@ -38,9 +38,15 @@ var Figures = []Figure{
 	{Bench: "BenchmarkCatalogImageUnchangedPoll", Metric: "bytes/poll", Title: "Catalog image: bytes received per unchanged poll (status line, headers, body)"},
 	{Bench: "BenchmarkCatalogImageUnchangedPoll", Metric: "ns/op", Title: "Catalog image: unchanged poll, the loop's work incl. status summary (ns)"},
 
-	// The story with real processes (test/e2e/bench_test.go).
-	{Bench: "BenchmarkStory", Metric: "s-apptype-to-succeeded", Title: "AppType declared → OperatorVersion Succeeded (s, real processes)", Format: "%.1f"},
-	{Bench: "BenchmarkStory", Metric: "s-publish-to-old-deleted", Title: "New version published → old version deleted (s, real processes)", Format: "%.1f"},
+	// The local node (test/localnode/bench_test.go): a cluster, its one node, a pod pulled through the mirror.
+	{Bench: "BenchmarkNode", Metric: "s-to-pod-available", Title: "Node: start → Ready with a pod Available (s)", Format: "%.1f"},
+	{Bench: "BenchmarkNode", Metric: "kubelet-RSS-MB", Title: "Node: kubelet RSS, idle (MB)", Format: "%.0f"},
+	{Bench: "BenchmarkNode", Metric: "containerd-RSS-MB", Title: "Node: containerd RSS, idle (MB)", Format: "%.0f"},
+	{Bench: "BenchmarkNode", Metric: "kube-proxy-RSS-MB", Title: "Node: kube-proxy RSS, idle (MB)", Format: "%.0f"},
+
+	// The story on the real node (test/e2e/bench_test.go).
+	{Bench: "BenchmarkStory", Metric: "s-apptype-to-succeeded", Title: "AppType declared → OperatorVersion Succeeded (s, real node)", Format: "%.1f"},
+	{Bench: "BenchmarkStory", Metric: "s-publish-to-old-deleted", Title: "New version published → old version deleted (s, real node)", Format: "%.1f"},
 
 	// ALM at scale (test/scale): 1,000 AppTypes in 100 namespaces (and 10,000 in 1,000) from a 50-package catalog of
 	// 7-object bundles, ALM a real process; requests counted by the API server's audit log of ALM's user. What the

@@ -35,7 +35,7 @@ func TestDiagnosisFromRealPods(t *testing.T) {
 		{"diag-pull", harness.Demo{Image: missing}, operatorsv1alpha1.ReasonImagePullFailed,
 			[]string{missing, "not found or not pullable"}},
 		{"diag-crash", harness.Demo{Image: localenv.ImageHost + "/alm:0.1.0", Args: []string{"--no-such-flag"}, LogsOnError: true},
-			operatorsv1alpha1.ReasonCrashLoopBackOff, []string{"exit code 2", "flag provided but not defined: -no-such-flag"}},
+			operatorsv1alpha1.ReasonCrashLoopBackOff, []string{"exit code 1", "flag provided but not defined: -no-such-flag"}},
 		{"diag-sched", harness.Demo{Image: localenv.ImageHost + "/alm:0.1.0", NodeSelector: map[string]string{"alm.dev/no-such-node": "true"}},
 			operatorsv1alpha1.ReasonUnschedulable, []string{"cannot be scheduled", "didn't match Pod's node affinity/selector"}},
 	}

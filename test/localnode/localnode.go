@@ -381,6 +381,15 @@ func (n *Node) Restart(ctx context.Context, name string) error {
 	return n.waitReady(ctx, 2*time.Minute)
 }
 
+// PIDs are the node's processes by name ("containerd", "kubelet", "kube-proxy").
+func (n *Node) PIDs() map[string]int {
+	out := map[string]int{}
+	for name, p := range n.procs {
+		out[name] = p.cmd.Process.Pid
+	}
+	return out
+}
+
 // ContainerPIDs are the processes of a container (a CRI container ID, as a pod's status has it after
 // "containerd://"), its main process first, found through the kubelet's cgroups.
 func ContainerPIDs(containerID string) []int {
