@@ -52,8 +52,15 @@ func writeSummary(w io.Writer, st *clusterState, allNamespaces bool) {
 	}
 }
 
-// installed is the OperatorVersion the AppType reports installed, nil if none.
+// installed is the OperatorVersion the AppType reports installed; before any version of it has Succeeded, the
+// newest of its package in its namespace (the one being installed, and the one to say why not); nil if none.
 func (st *clusterState) installed(at *almv1alpha1.AppType) *almv1alpha1.OperatorVersion {
+	if at.Status.InstalledOperatorVersion == "" {
+		if vs := st.versionsOf(at); len(vs) > 0 {
+			return vs[len(vs)-1]
+		}
+		return nil
+	}
 	for i := range st.versions {
 		ov := &st.versions[i]
 		if ov.Namespace == at.Namespace && ov.Name == at.Status.InstalledOperatorVersion {

@@ -1,8 +1,9 @@
-// Package localkube runs a real local Kubernetes cluster without nodes for tests and `make run`: envtest's etcd and
-// kube-apiserver plus a kube-controller-manager that runs only the garbage collector, namespace and
+// Package localkube runs a real local Kubernetes cluster for tests and `make run`: envtest's etcd and kube-apiserver
+// plus a kube-controller-manager. Without a node (the default) it runs only the garbage collector, namespace and
 // clusterrole-aggregation controllers, so ownerReference garbage collection, namespace deletion and role aggregation
-// behave as in a real cluster. ("Control plane" in this code base means a Konnect control plane; this package is the
-// local Kubernetes API.)
+// behave as in a real cluster, for tests that need only an API server. With Options.Node it is a cluster a real node
+// (test/localnode) joins: every default controller, kube-scheduler, and an API server pods can reach (NodeOptions).
+// ("Control plane" in this code base means a Konnect control plane; this package is the local Kubernetes API.)
 //
 // The binaries come from bin/ (built from source by hack/tools); nothing is downloaded. All processes are started
 // with their state under one temporary directory, and a watchdog kills them if the process that started them dies
