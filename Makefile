@@ -154,7 +154,7 @@ run: tools images ## The local environment and the story: control plane, ALM fro
 ##@ Tools (built from source, only when missing)
 
 .PHONY: tools
-tools: $(CONTROL_PLANE) $(NODE) $(CONTROLLER_GEN) $(OPM) ## Build the pinned cluster and node binaries, kubectl, generator and opm; install runc and nft from Debian.
+tools: $(CONTROL_PLANE) $(NODE) $(CONTROLLER_GEN) $(OPM) ## Build the pinned cluster and node binaries, kubectl, generator, opm, promtool and helm; install runc and nft from Debian.
 
 $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl $(BIN)/kubelet $(BIN)/kube-proxy $(BIN)/kube-scheduler:
 	cd hack/tools/kubernetes && go build -ldflags "$(KUBE_VERSION_LDFLAGS)" -o $(BIN)/ k8s.io/kubernetes/cmd/$(notdir $@)
