@@ -79,6 +79,16 @@ func (a *API) writeUniqueViolation(w http.ResponseWriter, field, value string) {
 	})
 }
 
+// WriteInvalidFields answers a request Kong's OpenAPI document rejects as Konnect does: 400 "validation error"
+// with one ERROR_TYPE_FIELD detail per field.
+func WriteInvalidFields(w http.ResponseWriter, fields []store.InvalidField) {
+	details := make([]errorDetail, 0, len(fields))
+	for _, f := range fields {
+		details = append(details, fieldError(f.Field, "%s", f.Reason))
+	}
+	writeValidationError(w, details...)
+}
+
 // WriteUnauthorized answers 401 as the core entity endpoints do.
 func WriteUnauthorized(w http.ResponseWriter) {
 	store.WriteJSON(w, http.StatusUnauthorized, "application/json", map[string]any{
