@@ -46,15 +46,23 @@ func (s *Server) writeUnauthorized(w http.ResponseWriter, fam family) {
 	}
 }
 
-// writeServerError answers an injected 5xx in the endpoint's dialect.
-func (s *Server) writeServerError(w http.ResponseWriter, fam family, status int) {
-	switch fam {
-	case coreAPI:
-		coreentities.WriteServerError(w, status)
-	case legacyAPI:
+// writeFault answers an injected failure with status as Konnect answers that status, in the endpoint's dialect: 401
+// and 429 (with Retry-After: 1) as authentication and the rate limit do; 400 as a validation error (a core entity
+// "validation error" with code 3, a platform problem with invalid_parameters); 403, 404, 409 and 5xx with the
+// dialect's error body (core entities: Kong's {code, message} with the matching gRPC code).
+func (s *Server) writeFault(w http.ResponseWriter, fam family, status int) {
+	switch {
+	case status == http.StatusUnauthorized:
+		s.writeUnauthorized(w, fam)
+	case status == http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", "1")
+		s.writeRateLimited(w, fam)
+	case fam == coreAPI:
+		coreentities.WriteError(w, status)
+	case fam == legacyAPI:
 		platform.WriteLegacyError(w, status, http.StatusText(status))
 	default:
-		s.platform.WriteServerError(w, status)
+		s.platform.WriteError(w, status)
 	}
 }
 

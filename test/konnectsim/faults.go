@@ -288,6 +288,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, o *store.Org)
 // pipeline: count, latency, authentication, rate limit, fault injection.
 func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, handler handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
+	s.endpoints = append(s.endpoints, pattern)
 	// A request Kong's OpenAPI document rejects is answered 400 as Konnect's validation would, changing nothing.
 	h := func(w http.ResponseWriter, r *http.Request, o *store.Org) {
 		if invalid := invalidRequest(r); invalid != nil {
@@ -362,7 +363,7 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, handler 
 				return
 			}
 		}
-		s.writeServerError(w, fam, fault.status)
+		s.writeFault(w, fam, fault.status)
 	})
 }
 

@@ -131,6 +131,7 @@ type Server struct {
 	total        int64
 	injected     Injected
 	spec         specState // violations of Kong's OpenAPI document (spec.go)
+	endpoints    []string  // "METHOD /template" of every endpoint served, in the order registered
 
 	srv      *http.Server
 	listener net.Listener
@@ -179,6 +180,9 @@ func New(opts Options) *Server {
 	preloadSpec()
 	return s
 }
+
+// Endpoints returns the endpoints the simulator serves, "METHOD /template" (the keys of Counters), the admin API aside.
+func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
 
 // AddOrganization adds an organization and its tokens at run time and returns its ID.
 func (s *Server) AddOrganization(o Organization) string {

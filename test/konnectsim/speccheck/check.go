@@ -197,6 +197,10 @@ func describe(err error, at where, add adder) {
 	case *openapi3filter.ResponseError:
 		describeResponse(e, add)
 	case *openapi3.SchemaError:
+		if e.SchemaField == "allOf" && e.Origin != nil { // say which of the schemas, and where
+			describe(e.Origin, at, add)
+			return
+		}
 		if at.In == "" {
 			at.In = "body"
 		}

@@ -58,7 +58,7 @@ func Load() (*Spec, error) {
 	return loaded, loadErr
 }
 
-func load() (*Spec, error) {
+func load(skip ...string) (*Spec, error) {
 	path, version, err := documentPath()
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func load() (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := adjust(doc); err != nil {
+	if err := adjust(doc, skip...); err != nil {
 		return nil, err
 	}
 	router, err := gorillamux.NewRouter(doc)

@@ -73,9 +73,17 @@ func (a *API) WriteUnauthorized(w http.ResponseWriter) {
 	a.writeProblem(w, http.StatusUnauthorized, "Invalid credentials")
 }
 
-// WriteServerError answers a 5xx status as the platform APIs do.
-func (a *API) WriteServerError(w http.ResponseWriter, status int) {
-	a.writeProblem(w, status, "An unexpected error occurred")
+// WriteError answers an error status as the platform APIs do: a problem (a 400 lists an invalid parameter, as
+// every Konnect 400 problem does).
+func (a *API) WriteError(w http.ResponseWriter, status int) {
+	switch {
+	case status == http.StatusBadRequest:
+		a.writeProblem(w, status, "Invalid Parameters", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: "is invalid"})
+	case status >= http.StatusInternalServerError:
+		a.writeProblem(w, status, "An unexpected error occurred")
+	default:
+		a.writeProblem(w, status, http.StatusText(status))
+	}
 }
 
 // WriteRateLimited answers 429 as the platform APIs do: the document's RateLimited problem.

@@ -76,6 +76,7 @@ func SDKStatus(err error) int {
 		internal     *sdkerrors.InternalServerError
 		base         *sdkerrors.BaseError
 		unavailable  *sdkerrors.ServiceUnavailable
+		forbidden    *sdkerrors.ForbiddenError
 		legacyBad    *sdkerrors.KonnectCPLegacyBadRequestError
 		legacyAbsent *sdkerrors.KonnectCPLegacyNotFoundError
 	)
@@ -98,6 +99,8 @@ func SDKStatus(err error) int {
 		return int(base.Status)
 	case errors.As(err, &unavailable):
 		return http.StatusServiceUnavailable
+	case errors.As(err, &forbidden):
+		return http.StatusForbidden
 	case errors.As(err, &legacyBad):
 		return http.StatusBadRequest
 	case errors.As(err, &legacyAbsent):
