@@ -63,6 +63,10 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml).
 bundles: ## Generate bundles/<package>/<version>/ from hack/bundles/*.yaml and the CRDs and RBAC in config/.
 	go run ./hack/bundlegen/cmd/bundlegen --root . --input hack/bundles --output bundles
 
+.PHONY: konnect-operations
+konnect-operations: ## Write docs/konnect-operations.md: the Konnect API operations the operator calls and the simulator serves.
+	go run ./test/konnectsim/cmd/konnect-operations
+
 .PHONY: verify
 verify: generate manifests ## Regenerate code, manifests, bundles and the chart's files and fail if anything changed.
 	@$(MAKE) --no-print-directory bundles chart >/dev/null

@@ -319,11 +319,7 @@ func (e *env) assertUndisturbed(g *good) {
 // and consumer beside it stay Programmed, and the operator still syncs them afterwards.
 func TestHostileKonnect(t *testing.T) {
 	e := newEnv(t, envOptions{syncPeriod: time.Hour})
-	trap := konnectsim.New(konnectsim.Options{})
-	if err := trap.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = trap.Close() })
+	trap := konnectsim.StartTest(t, konnectsim.Options{})
 	g := e.goodObjects()
 	e.quiet()
 	for _, row := range hostileRows() {

@@ -55,12 +55,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(localkube.RunTests(m, localkube.Options{
+	os.Exit(checkSpecCoverage(localkube.RunTests(m, localkube.Options{
 		// ALM's OperatorVersion: the kind the operator answers a hand-over on (handoff_test.go).
 		CRDDirectoryPaths: []string{filepath.Join(root, "config", "konnect-operator", "crd"),
 			filepath.Join(root, "config", "crd", "bases", "operators.alm.dev_operatorversions.yaml")},
 		NoControllerManager: true, // no garbage collection needed: finalizers are the operator's own
-	}, &kubeAPI))
+	}, &kubeAPI)))
 }
 
 // env is one test's world: a namespace, a simulator and an operator watching only that namespace.
@@ -122,11 +122,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		t.Cleanup(func() { _ = f.Close() })
 		testLogger = zap.New(zap.WriteTo(f), zap.UseDevMode(true), zap.Level(zapcore.Level(-1)))
 	}
-	sim := konnectsim.New(o.sim)
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
+	sim := konnectsim.StartTest(t, o.sim) // fails the test on a request or answer Kong's OpenAPI document rejects
 
 	scheme, err := NewScheme()
 	if err != nil {

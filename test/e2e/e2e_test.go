@@ -87,6 +87,11 @@ func start(t testing.TB) (context.Context, *localenv.Env, *localenv.Story) {
 			}
 		}
 		env.Stop()
+		if env.Sim != nil { // every request and answer the simulator saw, checked against Kong's OpenAPI document
+			if err := env.Sim.SpecErr(); err != nil {
+				t.Error(err)
+			}
+		}
 	})
 	story := localenv.NewStory(env, testWriter{t})
 	story.Timeout = 3 * time.Minute

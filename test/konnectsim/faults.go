@@ -286,8 +286,17 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, o *store.Org)
 
 // handle registers h for pattern ("METHOD /template") behind the request
 // pipeline: count, latency, authentication, rate limit, fault injection.
-func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, h handlerFunc) {
+func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, handler handlerFunc) {
 	method, path, _ := strings.Cut(pattern, " ")
+	s.endpoints = append(s.endpoints, pattern)
+	// A request Kong's OpenAPI document rejects is answered 400 as Konnect's validation would, changing nothing.
+	h := func(w http.ResponseWriter, r *http.Request, o *store.Org) {
+		if invalid := invalidRequest(r); invalid != nil {
+			s.writeInvalid(w, fam, invalid)
+			return
+		}
+		handler(w, r, o)
+	}
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.counters[pattern]++
@@ -336,11 +345,8 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, h handle
 		}
 
 		if limited {
-			// Konnect's API gateway answers like Kong's rate limiting plugin.
 			w.Header().Set("Retry-After", retryAfterSeconds(retryAfter))
-			store.WriteJSON(w, http.StatusTooManyRequests, "application/json", map[string]any{
-				"message": "API rate limit exceeded",
-			})
+			s.writeRateLimited(w, fam)
 			return
 		}
 		if !faulty {
@@ -357,7 +363,7 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, fam family, h handle
 				return
 			}
 		}
-		s.writeServerError(w, fam, fault.status)
+		s.writeFault(w, fam, fault.status)
 	})
 }
 

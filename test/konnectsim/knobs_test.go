@@ -339,6 +339,7 @@ func TestCounters(t *testing.T) {
 	_, _ = sdk.Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID})
 	_, _ = simtest.NewSDK(s, "kpat_wrong").Services.ListService(ctx, operations.ListServiceRequest{ControlPlaneID: cp.ID})
 	_, _, _ = simtest.RawRequest(t, s, "GET", "/v2/no-such-thing", konnectsim.DefaultToken, "")
+	simtest.ExpectRejected(t, s, 1) // no operation of Konnect's OpenAPI document
 
 	want := map[string]int64{
 		"POST " + konnectsim.PathControlPlanes: 1,

@@ -42,6 +42,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,6 +134,8 @@ type Server struct {
 	counters     map[string]int64
 	total        int64
 	injected     Injected
+	spec         specState // violations of Kong's OpenAPI document (spec.go)
+	endpoints    []string  // "METHOD /template" of every endpoint served, in the order registered
 
 	srv      *http.Server
 	listener net.Listener
@@ -178,8 +181,12 @@ func New(opts Options) *Server {
 	s.setRateLimitLocked(opts.RateLimit, opts.RateLimitBurst)
 	s.SetBudget(opts.Budget, opts.BudgetWindow)
 	s.mux = s.routes()
+	preloadSpec()
 	return s
 }
+
+// Endpoints returns the endpoints the simulator serves, "METHOD /template" (the keys of Counters), the admin API aside.
+func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
 
 // AddOrganization adds an organization and its tokens at run time and returns its ID.
 func (s *Server) AddOrganization(o Organization) string {
@@ -237,17 +244,22 @@ func StartTest(t testing.TB, opts Options) *Server {
 	if err := s.Start(); err != nil {
 		t.Fatalf("konnectsim: %v", err)
 	}
-	t.Cleanup(func() { _ = s.Close() })
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return s
 }
 
 // URL is the base URL to give the SDK (sdkkonnectgo.WithServerURL), e.g. http://127.0.0.1:40123.
 func (s *Server) URL() string { return s.url }
 
-// Close stops the listener started by Start and waits for in-flight requests.
+// Close stops the listener started by Start and waits for in-flight requests. Its error also lists every exchange
+// that broke Kong's OpenAPI document (SpecErr): a test that closes the simulator fails on it.
 func (s *Server) Close() error {
 	if s.srv == nil {
-		return nil
+		return s.SpecErr()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -256,7 +268,7 @@ func (s *Server) Close() error {
 		err = s.srv.Close()
 	}
 	<-s.done
-	return err
+	return errors.Join(err, s.SpecErr())
 }
 
 // HTTPClient returns an HTTP client for sdkkonnectgo.WithClient that sends
@@ -296,9 +308,13 @@ func (t *redirectTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // SetLatency changes the latency added to every request.
 func (s *Server) SetLatency(d time.Duration) { s.latency.Store(int64(d)) }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every exchange but the admin API's is checked against Kong's OpenAPI document.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r)
+	if strings.HasPrefix(r.URL.Path, AdminPrefix+"/") {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	s.serveChecked(w, r)
 }
 
 func (s *Server) logf(format string, args ...any) {

@@ -195,9 +195,9 @@ func (s *Server) routes() *http.ServeMux {
 
 // dpCertificateRoutes serves the data plane client certificates of a control plane.
 func (s *Server) dpCertificateRoutes(mux *http.ServeMux) {
-	s.handle(mux, "GET "+PathDPCertificates, platformAPI, s.platform.ListDPCertificates)
-	s.handle(mux, "POST "+PathDPCertificates, platformAPI, s.platform.CreateDPCertificate)
-	s.handle(mux, "GET "+PathDPCertificate, platformAPI, s.platform.GetDPCertificate)
-	s.handle(mux, "PUT "+PathDPCertificate, platformAPI, s.platform.UpdateDPCertificate)
-	s.handle(mux, "DELETE "+PathDPCertificate, platformAPI, s.platform.DeleteDPCertificate)
+	s.handle(mux, "GET "+PathDPCertificates, legacyAPI, s.platform.ListDPCertificates)
+	s.handle(mux, "POST "+PathDPCertificates, legacyAPI, s.platform.CreateDPCertificate)
+	s.handle(mux, "GET "+PathDPCertificate, legacyAPI, s.platform.GetDPCertificate)
+	s.handle(mux, "PUT "+PathDPCertificate, legacyAPI, s.platform.UpdateDPCertificate)
+	s.handle(mux, "DELETE "+PathDPCertificate, legacyAPI, s.platform.DeleteDPCertificate)
 }

@@ -16,11 +16,7 @@ import (
 // given ceiling (requests per second, 0: none) and the control plane's ID.
 func budgetSim(t *testing.T, opts konnectsim.Options, ceiling float64) (*konnectsim.Server, API, string) {
 	t.Helper()
-	sim := konnectsim.New(opts)
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
+	sim := konnectsim.StartTest(t, opts)
 	api := newSDKAPI(sim.URL(), konnectsim.DefaultToken, newGates(ceiling).get("org"), sim.HTTPClient())
 	cp, err := api.Create(t.Context(), TypeControlPlane, "", map[string]any{"name": "budget"})
 	if err != nil {

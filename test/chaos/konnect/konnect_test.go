@@ -153,11 +153,7 @@ func newScenarioWith(t *testing.T, bin, ns string, seed uint64, opts konnectsim.
 	if kubeAPI == nil {
 		t.Fatal("no local control plane")
 	}
-	sim := konnectsim.New(opts)
-	if err := sim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
+	sim := konnectsim.StartTest(t, opts) // fails the test on a request or answer Kong's OpenAPI document rejects
 
 	scheme, err := konnectoperator.NewScheme()
 	if err != nil {

@@ -285,6 +285,7 @@ func TestCredentialsOfEveryConsumer(t *testing.T) {
 	if status, _, _ := simtest.RawRequest(t, s, "POST", "/v2/control-planes/"+cp+"/core-entities/acls", konnectsim.DefaultToken, `{"group":"g"}`); status != http.StatusNotFound || s.Count("POST unmatched") != 1 {
 		t.Errorf("POST /acls: %d, want 404 (unmatched)", status)
 	}
+	simtest.ExpectRejected(t, s, 1) // no operation of Konnect's OpenAPI document
 }
 
 // What Kong refuses, and what it fills in.
@@ -368,6 +369,7 @@ func TestCredentialRules(t *testing.T) {
 			t.Errorf("%s: %v, want HTTP %d", tc.name, tc.err, tc.want)
 		}
 	}
+	simtest.ExpectRejected(t, s, 1) // the unknown jwt algorithm: the document's enum rejects it
 	// A unique violation reads like the other core entities'.
 	err = key(bob, "k1")
 	var e *sdkerrors.SDKError

@@ -240,6 +240,7 @@ func TestCoreEntityErrors(t *testing.T) {
 		call       func(setup) error
 		wantStatus int
 		wantBody   string
+		rejected   int // requests the document rejects on purpose
 	}{
 		{
 			name: "two services with one name",
@@ -373,6 +374,7 @@ func TestCoreEntityErrors(t *testing.T) {
 				return err
 			},
 			wantStatus: http.StatusBadRequest,
+			rejected:   1, // the document's maximum
 		},
 	}
 	for _, tc := range tests {
@@ -388,6 +390,7 @@ func TestCoreEntityErrors(t *testing.T) {
 			if sdkErr.StatusCode != tc.wantStatus || !strings.Contains(sdkErr.Body, tc.wantBody) {
 				t.Fatalf("got %d %s, want %d with %s", sdkErr.StatusCode, sdkErr.Body, tc.wantStatus, tc.wantBody)
 			}
+			simtest.ExpectRejected(t, s, tc.rejected)
 		})
 	}
 }

@@ -15,10 +15,11 @@ import (
 
 // gRPC status codes used in core entity error bodies.
 const (
-	codeInvalidArgument = 3
-	codeNotFound        = 5
-	codeAlreadyExists   = 6
-	codeInternal        = 13
+	codeInvalidArgument  = 3
+	codeNotFound         = 5
+	codeAlreadyExists    = 6
+	codePermissionDenied = 7
+	codeInternal         = 13
 )
 
 const errorDetailType = "type.googleapis.com/kong.admin.model.v1.ErrorDetail"
@@ -79,6 +80,16 @@ func (a *API) writeUniqueViolation(w http.ResponseWriter, field, value string) {
 	})
 }
 
+// WriteInvalidFields answers a request Kong's OpenAPI document rejects as Konnect does: 400 "validation error"
+// with one ERROR_TYPE_FIELD detail per field.
+func WriteInvalidFields(w http.ResponseWriter, fields []store.InvalidField) {
+	details := make([]errorDetail, 0, len(fields))
+	for _, f := range fields {
+		details = append(details, fieldError(f.Field, "%s", f.Reason))
+	}
+	writeValidationError(w, details...)
+}
+
 // WriteUnauthorized answers 401 as the core entity endpoints do.
 func WriteUnauthorized(w http.ResponseWriter) {
 	store.WriteJSON(w, http.StatusUnauthorized, "application/json", map[string]any{
@@ -87,7 +98,19 @@ func WriteUnauthorized(w http.ResponseWriter) {
 	})
 }
 
-// WriteServerError answers a 5xx status as the core entity endpoints do.
-func WriteServerError(w http.ResponseWriter, status int) {
-	writeCoreError(w, status, codeInternal, "internal error")
+// WriteError answers an error status as the core entity endpoints do: Kong's {code, message, details} with the
+// gRPC code of the status (a 400 is a "validation error").
+func WriteError(w http.ResponseWriter, status int) {
+	switch status {
+	case http.StatusBadRequest:
+		writeValidationError(w, entityError("invalid request"))
+	case http.StatusForbidden:
+		writeCoreError(w, status, codePermissionDenied, "permission denied")
+	case http.StatusNotFound:
+		writeCoreNotFound(w)
+	case http.StatusConflict:
+		writeCoreError(w, status, codeAlreadyExists, "data constraint error")
+	default:
+		writeCoreError(w, status, codeInternal, "internal error")
+	}
 }

@@ -165,7 +165,7 @@ func TestControlPlaneErrors(t *testing.T) {
 		{
 			name: "reserved label prefix is 400 with invalid_parameters",
 			call: func(sdk *sdkkonnectgo.SDK) error {
-				_, err := sdk.ControlPlanes.CreateControlPlane(ctx, components.CreateControlPlaneRequest{Name: "x", Labels: map[string]string{"konnect-owned": "yes"}})
+				_, err := sdk.ControlPlanes.CreateControlPlane(ctx, components.CreateControlPlaneRequest{Name: "xx", Labels: map[string]string{"konnect-owned": "yes"}})
 				return err
 			},
 			check: func(err error) bool {
@@ -178,7 +178,9 @@ func TestControlPlaneErrors(t *testing.T) {
 		{
 			name: "empty label value is 400",
 			call: func(sdk *sdkkonnectgo.SDK) error {
-				_, err := sdk.ControlPlanes.CreateControlPlane(ctx, components.CreateControlPlaneRequest{Name: "x", Labels: map[string]string{"env": ""}})
+				// The document rejects it (minLength, pattern): the simulator answers as Konnect's validation does.
+				_, err := sdk.ControlPlanes.CreateControlPlane(ctx, components.CreateControlPlaneRequest{Name: "xx", Labels: map[string]string{"env": ""}})
+				simtest.ExpectRejected(t, s, 2)
 				return err
 			},
 			check: func(err error) bool { var e *sdkerrors.BadRequestError; return errors.As(err, &e) },
@@ -186,7 +188,7 @@ func TestControlPlaneErrors(t *testing.T) {
 		{
 			name: "unknown id is 404",
 			call: func(sdk *sdkkonnectgo.SDK) error {
-				_, err := sdk.ControlPlanes.UpdateControlPlane(ctx, "00000000-0000-4000-8000-000000000000", components.UpdateControlPlaneRequest{Name: simtest.Ptr("y")})
+				_, err := sdk.ControlPlanes.UpdateControlPlane(ctx, "00000000-0000-4000-8000-000000000000", components.UpdateControlPlaneRequest{Name: simtest.Ptr("yy")})
 				return err
 			},
 			check: func(err error) bool { var e *sdkerrors.NotFoundError; return errors.As(err, &e) },

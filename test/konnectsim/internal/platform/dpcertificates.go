@@ -11,10 +11,10 @@ import (
 
 // Data plane client certificates are the certificates a control plane trusts from its data planes (pinned client
 // certificate mode). They are platform API objects, not core entities: answers wrap them ({"item": ...},
-// {"items": [...]}), errors are problems, and they carry no tags. The certificate must be PEM that parses.
+// {"items": [...]}), errors are the legacy {message} (KonnectCPLegacy* in the document), and they carry no tags. The certificate must be PEM that parses.
 
 // dpCertificatesLocked returns the certificates of the request's control plane (nil when there is none). The
-// handlers write their answers after unlocking: writeProblem takes the store's lock.
+// handlers write their answers after unlocking.
 func (a *API) dpCertificatesLocked(r *http.Request, o *store.Org) map[string]*store.Record {
 	cp := o.ControlPlanes[r.PathValue("controlPlaneId")]
 	if cp == nil {
@@ -26,27 +26,27 @@ func (a *API) dpCertificatesLocked(r *http.Request, o *store.Org) map[string]*st
 // notFound answers 404 for the request's control plane (cpFound false) or certificate.
 func (a *API) notFound(w http.ResponseWriter, r *http.Request, cpFound bool) {
 	if !cpFound {
-		a.writeProblem(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", r.PathValue("controlPlaneId")))
+		WriteLegacyError(w, http.StatusNotFound, fmt.Sprintf("control plane %s not found", r.PathValue("controlPlaneId")))
 		return
 	}
-	a.writeProblem(w, http.StatusNotFound, "certificate not found")
+	WriteLegacyError(w, http.StatusNotFound, "certificate not found")
 }
 
 // readDPCertificate reads and checks a request body {cert, title}; ok false means a 400 was written.
 func (a *API) readDPCertificate(w http.ResponseWriter, r *http.Request) (object, bool) {
 	body, err := store.ReadObject(r)
 	if err != nil {
-		a.writeProblem(w, http.StatusBadRequest, "Invalid request body", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: err.Error()})
+		WriteLegacyError(w, http.StatusBadRequest, "Invalid request body: "+err.Error())
 		return nil, false
 	}
 	cert, _ := body["cert"].(string)
 	b, _ := pem.Decode([]byte(cert))
 	if b == nil || b.Type != "CERTIFICATE" {
-		a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", invalidParameter{Field: "cert", Rule: "invalid", Source: "body", Reason: "must be a PEM-encoded certificate"})
+		WriteLegacyError(w, http.StatusBadRequest, "cert: must be a PEM-encoded certificate")
 		return nil, false
 	}
 	if _, err := x509.ParseCertificate(b.Bytes); err != nil {
-		a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", invalidParameter{Field: "cert", Rule: "invalid", Source: "body", Reason: "failed to parse certificate"})
+		WriteLegacyError(w, http.StatusBadRequest, "cert: failed to parse certificate")
 		return nil, false
 	}
 	out := object{"cert": cert}

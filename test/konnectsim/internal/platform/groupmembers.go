@@ -46,6 +46,16 @@ func groupLocked(r *http.Request, o *store.Org) (*store.ControlPlane, int, strin
 	return cp, 0, ""
 }
 
+// writeGroupProblem answers groupLocked's refusal. A 400 (not a group) names the path's control plane as the invalid
+// parameter: Konnect's BadRequestError always lists at least one.
+func (a *API) writeGroupProblem(w http.ResponseWriter, status int, msg string) {
+	if status != http.StatusBadRequest {
+		a.writeProblem(w, status, msg)
+		return
+	}
+	a.writeProblem(w, status, "Invalid Parameters", invalidParameter{Field: "controlPlaneId", Rule: "invalid", Source: "path", Reason: msg})
+}
+
 // ListGroupMembers serves GET .../group-memberships: the members as control planes, in cursor pages.
 func (a *API) ListGroupMembers(w http.ResponseWriter, r *http.Request, o *store.Org) {
 	q := r.URL.Query()
@@ -72,7 +82,7 @@ func (a *API) ListGroupMembers(w http.ResponseWriter, r *http.Request, o *store.
 	group, status, msg := groupLocked(r, o)
 	if group == nil {
 		a.st.Unlock()
-		a.writeProblem(w, status, msg)
+		a.writeGroupProblem(w, status, msg)
 		return
 	}
 	total := len(group.Members)
@@ -125,7 +135,7 @@ func (a *API) changeMembers(w http.ResponseWriter, r *http.Request, o *store.Org
 	group, status, msg := groupLocked(r, o)
 	if group == nil {
 		a.st.Unlock()
-		a.writeProblem(w, status, msg)
+		a.writeGroupProblem(w, status, msg)
 		return
 	}
 	ids, bad, err := memberIDsLocked(r, o)
@@ -193,7 +203,7 @@ func (a *API) GroupStatus(w http.ResponseWriter, r *http.Request, o *store.Org) 
 	group, status, msg := groupLocked(r, o)
 	if group == nil {
 		a.st.Unlock()
-		a.writeProblem(w, status, msg)
+		a.writeGroupProblem(w, status, msg)
 		return
 	}
 	conflicts := []any{}

@@ -29,7 +29,7 @@ func TestGroupMemberships(t *testing.T) {
 	}
 	group := res.ControlPlane.ID
 	var members []string
-	for _, name := range []string{"a", "b", "c"} {
+	for _, name := range []string{"cp-a", "cp-b", "cp-c"} {
 		members = append(members, simtest.CreateControlPlane(t, sdk, name, nil).ID)
 	}
 	plain := members[0]
@@ -145,7 +145,7 @@ func TestGroupMembershipRules(t *testing.T) {
 	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
 	g1, g2 := createGroup(t, sdk, "g1"), createGroup(t, sdk, "g2")
-	a, b, c := simtest.CreateControlPlane(t, sdk, "a", nil).ID, simtest.CreateControlPlane(t, sdk, "b", nil).ID, simtest.CreateControlPlane(t, sdk, "c", nil).ID
+	a, b, c := simtest.CreateControlPlane(t, sdk, "cp-a", nil).ID, simtest.CreateControlPlane(t, sdk, "cp-b", nil).ID, simtest.CreateControlPlane(t, sdk, "cp-c", nil).ID
 	unknown := "00000000-0000-4000-8000-000000000000"
 	s.AddOrganization(konnectsim.Organization{Name: "Other", Tokens: []string{"kpat_other"}})
 	otherOrg := simtest.CreateControlPlane(t, simtest.NewSDK(s, "kpat_other"), "elsewhere", nil).ID
@@ -271,7 +271,7 @@ func TestGroupStatus(t *testing.T) {
 	sdk := simtest.NewSDK(s, konnectsim.DefaultToken)
 	ctx := context.Background()
 	group := createGroup(t, sdk, "group")
-	a, b := simtest.CreateControlPlane(t, sdk, "a", nil).ID, simtest.CreateControlPlane(t, sdk, "b", nil).ID
+	a, b := simtest.CreateControlPlane(t, sdk, "cp-a", nil).ID, simtest.CreateControlPlane(t, sdk, "cp-b", nil).ID
 	simtest.CreateService(t, sdk, a, "web")
 	simtest.CreateService(t, sdk, a, "api")
 	web := simtest.CreateService(t, sdk, b, "web")

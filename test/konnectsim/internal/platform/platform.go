@@ -73,7 +73,45 @@ func (a *API) WriteUnauthorized(w http.ResponseWriter) {
 	a.writeProblem(w, http.StatusUnauthorized, "Invalid credentials")
 }
 
-// WriteServerError answers a 5xx status as the platform APIs do.
-func (a *API) WriteServerError(w http.ResponseWriter, status int) {
-	a.writeProblem(w, status, "An unexpected error occurred")
+// WriteError answers an error status as the platform APIs do: a problem (a 400 lists an invalid parameter, as
+// every Konnect 400 problem does).
+func (a *API) WriteError(w http.ResponseWriter, status int) {
+	switch {
+	case status == http.StatusBadRequest:
+		a.writeProblem(w, status, "Invalid Parameters", invalidParameter{Field: "body", Rule: "invalid", Source: "body", Reason: "is invalid"})
+	case status >= http.StatusInternalServerError:
+		a.writeProblem(w, status, "An unexpected error occurred")
+	default:
+		a.writeProblem(w, status, http.StatusText(status))
+	}
+}
+
+// WriteRateLimited answers 429 as the platform APIs do: the document's RateLimited problem.
+func (a *API) WriteRateLimited(w http.ResponseWriter) {
+	trace := a.st.Uint64()
+	store.WriteJSON(w, http.StatusTooManyRequests, "application/problem+json", map[string]any{
+		"status":   http.StatusTooManyRequests,
+		"title":    "Rate Limited",
+		"instance": fmt.Sprintf("konnect:trace:%d", trace%1e19),
+		"detail":   "Too many requests",
+	})
+}
+
+// WriteLegacyError answers an error as the older platform operations (data plane client certificates) do:
+// application/json {message} (the document's KonnectCPLegacy* errors).
+func WriteLegacyError(w http.ResponseWriter, status int, message string) {
+	store.WriteJSON(w, status, "application/json", map[string]any{"message": message})
+}
+
+// WriteInvalidParameters answers 400 "Invalid Parameters" with one invalid_parameters entry per field.
+func (a *API) WriteInvalidParameters(w http.ResponseWriter, fields []store.InvalidField) {
+	params := make([]invalidParameter, 0, len(fields))
+	for _, f := range fields {
+		rule := "invalid"
+		if f.Keyword == "required" {
+			rule = "required"
+		}
+		params = append(params, invalidParameter{Field: f.Field, Rule: rule, Source: f.Source, Reason: f.Reason})
+	}
+	a.writeProblem(w, http.StatusBadRequest, "Invalid Parameters", params...)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/Kong/sdk-konnect-go/models/sdkerrors"
 
 	"github.com/almproject/alm/test/konnectsim"
+	"github.com/almproject/alm/test/konnectsim/speccheck"
 )
 
 // Ptr returns a pointer to v.
@@ -75,6 +76,9 @@ func SDKStatus(err error) int {
 		internal     *sdkerrors.InternalServerError
 		base         *sdkerrors.BaseError
 		unavailable  *sdkerrors.ServiceUnavailable
+		forbidden    *sdkerrors.ForbiddenError
+		legacyBad    *sdkerrors.KonnectCPLegacyBadRequestError
+		legacyAbsent *sdkerrors.KonnectCPLegacyNotFoundError
 	)
 	switch {
 	case errors.As(err, &sdkErr):
@@ -95,8 +99,32 @@ func SDKStatus(err error) int {
 		return int(base.Status)
 	case errors.As(err, &unavailable):
 		return http.StatusServiceUnavailable
+	case errors.As(err, &forbidden):
+		return http.StatusForbidden
+	case errors.As(err, &legacyBad):
+		return http.StatusBadRequest
+	case errors.As(err, &legacyAbsent):
+		return http.StatusNotFound
 	}
 	return 0
+}
+
+// ExpectRejected is for a test that sends what Konnect's OpenAPI document rejects on purpose: it takes the
+// violations the simulator recorded (so they do not fail the test when it closes) and fails the test unless there
+// are want of them, each a request the document rejects (or a path of no operation) and none a wrong answer.
+func ExpectRejected(t testing.TB, s *konnectsim.Server, want int) {
+	t.Helper()
+	got := s.TakeSpecViolations()
+	bad := len(got) != want
+	for _, v := range got {
+		bad = bad || v.Side != speccheck.Request
+	}
+	if bad {
+		t.Errorf("want %d rejected requests, the simulator saw %d violations:", want, len(got))
+		for _, v := range got {
+			t.Errorf("\t%s", v)
+		}
+	}
 }
 
 // RawRequest sends a request to the simulator without the SDK.

@@ -145,3 +145,11 @@ func WriteJSON(w http.ResponseWriter, status int, contentType string, v any) {
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// InvalidField is one field of a request that Kong's OpenAPI document rejects.
+type InvalidField struct {
+	// Field is the parameter or the body's field ("labels.env"); Source "body", "query", "path" or "header".
+	Field, Source string
+	// Keyword is the schema rule broken ("required", "maxLength"...), Reason why.
+	Keyword, Reason string
+}
