@@ -66,6 +66,6 @@ func TestRequirementsPullInTheKonnectOperator(t *testing.T) {
 	must(t, err)
 	figure(t, "publish 1.2.0 (skipRange) -> 1.0.0 deleted", time.Since(begin))
 	assertBundleImage(t, ov, pub)
-	assertPulledFromRegistry(t, env, "1.2.0")
+	assertPulledFromRegistry(t, env, gwNS, "1.2.0")
 	assertALMNeverForbidden(t, env)
 }

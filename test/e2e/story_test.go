@@ -51,7 +51,7 @@ func TestStory(t *testing.T) {
 	must(t, err)
 	figure(t, "AppType declared -> OperatorVersion Succeeded", time.Since(begin))
 	assertBundleImage(t, ov, pub)
-	assertPulledFromRegistry(t, env, "1.0.0")
+	assertPulledFromRegistry(t, env, ns, "1.0.0")
 	assertOperatorRBAC(t, ctx, env)
 	assertALMRBAC(t, ctx, env)
 	assertALMInstallMetrics(t, ctx, env, ov)
@@ -148,16 +148,16 @@ func assertBundleImage(t *testing.T, ov *operatorsv1alpha1.OperatorVersion, pub 
 	}
 }
 
-// assertPulledFromRegistry checks that the node pulled the operator's image of version from the registry (its
-// mirror for alm.local; the node has no archives) and, when the catalog holds no manifests, that ALM pulled the
-// bundle image from it.
-func assertPulledFromRegistry(t *testing.T, env *localenv.Env, version string) {
+// assertPulledFromRegistry checks that the node pulled the operator's image of version, running in namespace, from
+// the registry (its mirror for alm.local; the node has no archives) and, when the catalog holds no manifests, that
+// ALM pulled the bundle image from it.
+func assertPulledFromRegistry(t *testing.T, env *localenv.Env, namespace, version string) {
 	t.Helper()
 	if n := env.Registry.ManifestRequests(localenv.Package); n == 0 {
 		t.Errorf("the registry served no manifest of %s: the node did not pull it", localenv.Package)
 	}
 	want := localenv.ImageHost + "/" + localenv.Package + ":" + version
-	pod := runningPod(t, env, ns, localenv.Package)
+	pod := runningPod(t, env, namespace, localenv.Package)
 	if st := pod.Status.ContainerStatuses; len(st) != 1 || st[0].Image != want || !strings.Contains(st[0].ImageID, "@sha256:") {
 		t.Errorf("the operator's pod %s does not run %s pulled by digest: %+v", pod.Name, want, st)
 	}
@@ -215,7 +215,7 @@ func upgrade(t *testing.T, ctx context.Context, env *localenv.Env, story *locale
 	must(t, err)
 	figure(t, "publish "+version+" -> old version deleted", time.Since(begin))
 	assertBundleImage(t, ov, pub)
-	assertPulledFromRegistry(t, env, version)
+	assertPulledFromRegistry(t, env, ns, version)
 	must(t, env.WaitDeploymentAvailable(ctx, ns, localenv.Package, time.Minute))
 	after := operatorUIDs(t, ctx, env)
 	for key, uid := range before {
