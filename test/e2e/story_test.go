@@ -103,6 +103,10 @@ func TestStory(t *testing.T) {
 	plugin := bindRateLimit(t, ctx, env, ids)
 
 	fixed := failForward(t, ctx, env, story, ids)
+	if out, err := env.Kubectl(ctx, "get", "events", "-n", ns, "--field-selector", "involvedObject.kind=OperatorVersion",
+		"--sort-by=.lastTimestamp"); err == nil {
+		t.Logf("the OperatorVersions' events through the failed upgrade and its fix:\n%s", out)
+	}
 	assertALMUpgradeMetrics(t, ctx, env, localenv.Package+".v"+fixed, upgrades+1, 1)
 	deleteRateLimit(t, ctx, env, plugin)
 	// Before the uninstall stops the operator: its token and its metrics.

@@ -422,11 +422,15 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 			out = append(out, fmt.Sprintf("Deployment %s: waiting for the spec change to be observed", name))
 			continue
 		}
-		if ok, why := rollout.DeploymentReady(d); !ok {
-			why, reason = in.explain(ctx, d, why, reason)
-			out = append(out, why)
+		ready, explained := rollout.DeploymentReady(d)
+		if !ready {
+			explained, reason = in.explain(ctx, d, explained, reason)
+			out = append(out, explained)
 		}
 		if bad, why := rollout.DeploymentFailed(d); bad {
+			if !ready { // with the pods' reason: a deadline says only that they did not become available in time
+				why = explained
+			}
 			failed = append(failed, why)
 		}
 	}
