@@ -121,6 +121,36 @@ func BinDir() (string, error) {
 	return filepath.Join(root, "bin"), nil
 }
 
+// configureAPIServer sets kube-apiserver's flags: for a node (NodeOptions) or for the node runner's Service hook,
+// then opts.APIServerFlags.
+func (cp *Cluster) configureAPIServer(opts Options) error {
+	if opts.Node != nil {
+		if err := cp.prepareForNode(*opts.Node); err != nil {
+			return err
+		}
+	} else if err := cp.egressToServices(); err != nil {
+		return err
+	}
+	for name, value := range opts.APIServerFlags {
+		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
+	}
+	return nil
+}
+
+// checkBinaries says which cluster binary is missing from opts.BinDir, and how to build it.
+func checkBinaries(opts Options) error {
+	bins := []string{"etcd", "kube-apiserver", "kube-controller-manager"}
+	if opts.Node != nil {
+		bins = append(bins, "kube-scheduler")
+	}
+	for _, bin := range bins {
+		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
+			return fmt.Errorf("cluster binary %s missing in %s: run `make tools` to build it from source: %w", bin, opts.BinDir, err)
+		}
+	}
+	return nil
+}
+
 // Start starts etcd, kube-apiserver and (unless disabled) kube-controller-manager, installs the CRDs and returns
 // once the API server answers and the CRDs are established.
 func Start(opts Options) (_ *Cluster, err error) {
@@ -129,14 +159,8 @@ func Start(opts Options) (_ *Cluster, err error) {
 			return nil, err
 		}
 	}
-	bins := []string{"etcd", "kube-apiserver", "kube-controller-manager"}
-	if opts.Node != nil {
-		bins = append(bins, "kube-scheduler")
-	}
-	for _, bin := range bins {
-		if _, err := os.Stat(filepath.Join(opts.BinDir, bin)); err != nil {
-			return nil, fmt.Errorf("cluster binary %s missing in %s: run `make tools` to build it from source: %w", bin, opts.BinDir, err)
-		}
+	if err := checkBinaries(opts); err != nil {
+		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "alm-localkube-")
 	if err != nil {
@@ -169,15 +193,8 @@ func Start(opts Options) (_ *Cluster, err error) {
 	}
 	cp.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir}
 	cp.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: certDir}
-	if opts.Node != nil {
-		if err := cp.prepareForNode(*opts.Node); err != nil {
-			return nil, err
-		}
-	} else if err := cp.egressToServices(); err != nil {
+	if err := cp.configureAPIServer(opts); err != nil {
 		return nil, err
-	}
-	for name, value := range opts.APIServerFlags {
-		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
 	}
 	if opts.Output != nil {
 		cp.env.ControlPlane.Etcd.Out, cp.env.ControlPlane.Etcd.Err = opts.Output, opts.Output

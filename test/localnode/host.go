@@ -100,7 +100,7 @@ func teardown(r *record) error {
 	errs = append(errs, unmountUnder(RootDir, RunDir), removeCgroups())
 	if _, err := net.InterfaceByName(Bridge); err == nil {
 		if out, err := exec.Command("ip", "link", "delete", Bridge).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("deleting interface %s: %v: %s", Bridge, err, out))
+			errs = append(errs, fmt.Errorf("deleting interface %s: %w: %s", Bridge, err, out))
 		}
 	}
 	tables, err := nftTables()
@@ -109,7 +109,7 @@ func teardown(r *record) error {
 		if !slices.Contains(r.NFTables, t) {
 			family, name, _ := strings.Cut(t, " ")
 			if out, err := exec.Command("nft", "delete", "table", family, name).CombinedOutput(); err != nil {
-				errs = append(errs, fmt.Errorf("deleting nftables table %s: %v: %s", t, err, out))
+				errs = append(errs, fmt.Errorf("deleting nftables table %s: %w: %s", t, err, out))
 			}
 		}
 	}
@@ -339,7 +339,7 @@ func unescapeMount(s string) string {
 func nftTables() ([]string, error) {
 	out, err := exec.Command("nft", "list", "tables").CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("nft list tables: %v: %s (is nftables installed? `make tools` installs it)", err, out)
+		return nil, fmt.Errorf("nft list tables: %w: %s (is nftables installed? `make tools` installs it)", err, out)
 	}
 	var tables []string
 	for _, line := range strings.Split(string(out), "\n") {
@@ -361,7 +361,7 @@ func HostState() (string, error) {
 	}
 	ruleset, err := exec.Command("nft", "list", "ruleset").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("nft list ruleset: %v: %s", err, ruleset)
+		return "", fmt.Errorf("nft list ruleset: %w: %s", err, ruleset)
 	}
 	b.WriteString("nftables:\n" + string(ruleset))
 	ifaces, err := net.Interfaces()

@@ -327,7 +327,7 @@ func (n *Node) waitSocket(ctx context.Context) error {
 		}
 		select {
 		case err := <-n.procs["containerd"].done:
-			return fmt.Errorf("containerd exited: %v (see the node's log)", err)
+			return fmt.Errorf("containerd exited: %w (see the node's log)", err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
@@ -435,7 +435,7 @@ func (n *Node) waitReady(ctx context.Context, timeout time.Duration) error {
 			select {
 			case err := <-p.done:
 				p.done <- err
-				return fmt.Errorf("%s exited: %v (see the node's log)", name, err)
+				return fmt.Errorf("%s exited: %w (see the node's log)", name, err)
 			default:
 			}
 		}
