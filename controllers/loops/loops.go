@@ -72,7 +72,7 @@ type Options struct {
 	// time.Now. Tests move it to see certificates renewed.
 	Now func() time.Time
 	// DialService reaches a webhook Service's cluster IP from ALM, to check which serving certificate it presents
-	// before a fallback rollout (servingcert.Decide); nil: a plain network dial. Tests dial through the node runner.
+	// before a fallback rollout (servingcert.Decide); nil: a plain network dial, which kube-proxy sends to a pod.
 	DialService func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 

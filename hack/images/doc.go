@@ -3,7 +3,8 @@
 //
 // # The contract
 //
-// What the local node runner, `docker load` and `kind load image-archive` rely on:
+// What the local environment (test/localenv pushes the archives to the registry its node pulls from), `docker load`
+// and `kind load image-archive` rely on:
 //
 //   - Every image is one archive bin/images/<name>-<version>.tar (e.g. bin/images/konnect-operator-1.1.0.tar) in the
 //     docker-save tarball format, written by tarball.MultiRefWriteToFile: manifest.json lists the image with its

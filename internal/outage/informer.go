@@ -1,7 +1,7 @@
 // Package outage keeps a controller-runtime manager prompt across an outage of the API server (a restart, a control
 // plane upgrade, a failover): its caches resume within seconds of the API server answering again, and a reconcile
-// that failed while it was away is retried within seconds too. ALM, the Konnect operator and the local node runner
-// use it; it depends on nothing of theirs.
+// that failed while it was away is retried within seconds too. ALM and the Konnect operator use it; it depends on
+// nothing of theirs.
 //
 // Why it is needed: client-go's reflector (v0.35) retries a failed watch and re-lists after backoffs from one
 // exponential backoff manager per informer — 0.8s doubling to 30s, plus up to 100% jitter, reset only after two

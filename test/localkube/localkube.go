@@ -64,11 +64,6 @@ type Cluster struct {
 	KubeconfigPath string
 	// Dir holds all state: etcd data, certificates, kubeconfig. It is removed by Stop.
 	Dir string
-	// ServiceSocket is the Unix socket through which kube-apiserver dials Services (webhooks, conversion webhooks):
-	// its egress selector sends that traffic there as HTTP CONNECT <cluster IP>:<port>, and the node runner serves
-	// it (noderunner.Options.ServiceSocket) as kube-proxy would, to a ready pod of the Service on loopback. Nothing
-	// listens on it unless a node runner does.
-	ServiceSocket string
 
 	// Node is set when the cluster was started for a node (Options.Node).
 	Node *NodeCluster
@@ -121,15 +116,12 @@ func BinDir() (string, error) {
 	return filepath.Join(root, "bin"), nil
 }
 
-// configureAPIServer sets kube-apiserver's flags: for a node (NodeOptions) or for the node runner's Service hook,
-// then opts.APIServerFlags.
+// configureAPIServer sets kube-apiserver's flags: for a node (NodeOptions), then opts.APIServerFlags.
 func (cp *Cluster) configureAPIServer(opts Options) error {
 	if opts.Node != nil {
 		if err := cp.prepareForNode(*opts.Node); err != nil {
 			return err
 		}
-	} else if err := cp.egressToServices(); err != nil {
-		return err
 	}
 	for name, value := range opts.APIServerFlags {
 		cp.env.ControlPlane.APIServer.Configure().Set(name, value)
@@ -217,21 +209,25 @@ func Start(opts Options) (_ *Cluster, err error) {
 	if err := os.WriteFile(cp.KubeconfigPath, kubeconfig, 0o600); err != nil {
 		return nil, err
 	}
+	return cp, cp.startControllers(opts)
+}
+
+// startControllers starts what runs beside etcd and kube-apiserver: for a node, startForNode; otherwise
+// kube-controller-manager with the controllers start describes, unless Options.NoControllerManager.
+func (cp *Cluster) startControllers(opts Options) error {
 	if opts.Node != nil {
-		return cp, cp.startForNode(opts)
+		return cp.startForNode(opts)
 	}
-	if !opts.NoControllerManager {
-		if err := cp.start(opts, "kube-controller-manager",
-			"--kubeconfig="+cp.KubeconfigPath,
-			"--controllers=garbagecollector,namespace,clusterrole-aggregation",
-			"--leader-elect=false",
-			"--secure-port=0",
-			"--concurrent-gc-syncs=5",
-		); err != nil {
-			return nil, err
-		}
+	if opts.NoControllerManager {
+		return nil
 	}
-	return cp, nil
+	return cp.start(opts, "kube-controller-manager",
+		"--kubeconfig="+cp.KubeconfigPath,
+		"--controllers=garbagecollector,namespace,clusterrole-aggregation",
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--concurrent-gc-syncs=5",
+	)
 }
 
 // start starts the control-plane binary name with args, in cp.Dir, logging to opts.Output. Without Options.Node,
@@ -430,18 +426,4 @@ func RunTests(m *testing.M, opts Options, cp **Cluster) int {
 		fmt.Fprintf(os.Stderr, "stopping the local cluster: %v\n", err)
 	}
 	return code
-}
-
-// egressToServices makes kube-apiserver dial Services (network context "cluster") through the HTTP CONNECT proxy
-// on cp.ServiceSocket.
-func (cp *Cluster) egressToServices() error {
-	cp.ServiceSocket = filepath.Join(cp.Dir, "services.sock")
-	config := "apiVersion: apiserver.k8s.io/v1beta1\nkind: EgressSelectorConfiguration\negressSelections:\n" +
-		"- name: cluster\n  connection:\n    proxyProtocol: HTTPConnect\n    transport:\n      uds:\n        udsName: " + cp.ServiceSocket + "\n"
-	path := filepath.Join(cp.Dir, "egress-selector.yaml")
-	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
-		return err
-	}
-	cp.env.ControlPlane.APIServer.Configure().Set("egress-selector-config-file", path)
-	return nil
 }

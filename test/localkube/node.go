@@ -18,7 +18,7 @@ import (
 // (10.0.0.0/24), where pods' in-cluster configuration points.
 const KubernetesServiceIP = "10.0.0.1"
 
-// NodeOptions configure a cluster for a real node (test/localnode) instead of the node runner's API-server hooks:
+// NodeOptions configure a cluster for a real node (test/localnode):
 //
 //   - kube-apiserver listens on every address and advertises IP, so pods reach it through the `kubernetes` Service;
 //     a connection to IP (where kube-proxy sends that Service) gets a certificate for IP, the Service's ClusterIP

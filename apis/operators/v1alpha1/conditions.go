@@ -85,8 +85,8 @@ const (
 	// ReasonImagePullFailed: a container's image is not found or cannot be pulled (the kubelet's ErrImagePull,
 	// ImagePullBackOff, InvalidImageName, ...).
 	ReasonImagePullFailed = "ImagePullFailed"
-	// ReasonCrashLoopBackOff: a container keeps exiting; the message has its exit code and, when the kubelet or the
-	// node runner reports them, its last log lines.
+	// ReasonCrashLoopBackOff: a container keeps exiting; the message has its exit code and, when the kubelet reports
+	// them, its last log lines.
 	ReasonCrashLoopBackOff = "CrashLoopBackOff"
 	// ReasonUnschedulable: no node can run the pods (the scheduler's PodScheduled=False message says why).
 	ReasonUnschedulable = "Unschedulable"

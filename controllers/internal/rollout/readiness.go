@@ -43,7 +43,7 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 }
 
 // DeploymentFailed says whether the rollout of a Deployment's current spec has failed: the deployment controller
-// (or the local node runner) reports Progressing=False with reason ProgressDeadlineExceeded.
+// reports Progressing=False with reason ProgressDeadlineExceeded.
 func DeploymentFailed(d *appsv1.Deployment) (bool, string) {
 	if d.Status.ObservedGeneration < d.Generation {
 		return false, ""

@@ -8,7 +8,7 @@
 // with one real node (kubelet, containerd, runc, kube-proxy), ALM deployed by `kubectl apply -k config/default` and
 // running as a pod from its image (bin/images, pulled through the node's registry mirror) with its own
 // ServiceAccount's token, so config/rbac is what it may do, and --leader-elect as config/manager passes it. The
-// operators the runs install (a test program, test/noderunner/testimage, pushed as each run's image) run as pods
+// operators the runs install (a test program, test/testapp, pushed as each run's image) run as pods
 // too, and the deployment controller makes their Deployments Available. kube-apiserver writes an audit log of ALM's
 // writes (Lease renewals left out), which is how the faults are placed.
 //
@@ -34,7 +34,7 @@ import (
 	"github.com/almproject/alm/test/chaos"
 	"github.com/almproject/alm/test/localenv"
 	"github.com/almproject/alm/test/localkube"
-	"github.com/almproject/alm/test/noderunner/testimage"
+	"github.com/almproject/alm/test/testapp"
 )
 
 // almUser is ALM's identity as config/default deploys it: the ServiceAccount alm-manager in alm-system.
@@ -87,7 +87,7 @@ func startEnv() error {
 	if err != nil {
 		return err
 	}
-	if operatorImage, err = testimage.Build(root); err != nil {
+	if operatorImage, err = testapp.Build(root); err != nil {
 		return err
 	}
 	policy := filepath.Join(stateDir, "audit-policy.yaml")

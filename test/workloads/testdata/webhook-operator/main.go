@@ -2,7 +2,7 @@
 // operators serve them (controller-runtime's webhook server, its certificate from the default directory
 // /tmp/k8s-webhook-server/serving-certs): it rejects a Widget named "forbidden-*", labels every Widget it admits
 // with its version (mutated-by), and converts Widgets between v1 and v2, annotating them with its version
-// (converted-by). The integration tests build it into an image and ALM installs it from a bundle.
+// (converted-by). The tests of test/workloads build it into an image and ALM installs it from a bundle.
 package main
 
 import (

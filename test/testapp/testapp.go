@@ -1,7 +1,7 @@
-// Package testimage builds the node runner's test container, test/noderunner/testdata/testapp, as an image: a small
-// program that serves /healthz and /readyz on --listen and runs until it is stopped. The node runner's tests run it,
-// and so do the chaos scenarios as the operator their bundles install.
-package testimage
+// Package testapp builds the tests' operator container, test/cmd/testapp, as an image: a small program that serves
+// /healthz and /readyz on --listen (/readyz failing from --unready-after on) and runs until it is stopped. The chaos
+// scenarios and test/workloads push it to the local environment's registry as the operator their bundles install.
+package testapp
 
 import (
 	"archive/tar"
@@ -18,9 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
-// Build compiles testdata/testapp of the repository at root statically and returns it as an image: entrypoint
-// /app/testapp, Cmd --listen=:8081, PATH=/app and two variables the node runner's tests look for (IMAGE_ENV, and
-// IMAGE_FILE naming a file in the image).
+// Build compiles test/cmd/testapp of the repository at root statically and returns it as an image: entrypoint
+// /app/testapp, Cmd --listen=:8081, PATH=/app.
 func Build(root string) (v1.Image, error) {
 	dir, err := os.MkdirTemp("", "testimage-")
 	if err != nil {
@@ -28,7 +27,7 @@ func Build(root string) (v1.Image, error) {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "testapp")
-	build := exec.Command("go", "build", "-o", bin, "./test/noderunner/testdata/testapp")
+	build := exec.Command("go", "build", "-o", bin, "./test/cmd/testapp")
 	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build testapp: %w: %s", err, out)
@@ -54,5 +53,5 @@ func Build(root string) (v1.Image, error) {
 		return nil, err
 	}
 	return mutate.Config(img, v1.Config{Entrypoint: []string{"/app/testapp"}, Cmd: []string{"--listen=:8081"},
-		Env: []string{"PATH=/app", "IMAGE_ENV=from-image", "IMAGE_FILE=/app/testapp"}, WorkingDir: "/app"})
+		Env: []string{"PATH=/app"}, WorkingDir: "/app"})
 }

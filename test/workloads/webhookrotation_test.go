@@ -1,4 +1,4 @@
-package integration
+package workloads
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/testr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +26,6 @@ import (
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/test/harness"
-	"github.com/almproject/alm/test/noderunner"
 )
 
 // clock is a time.Now that a test moves forward.
@@ -40,32 +36,33 @@ func (c *clock) advance(d time.Duration)      { c.offset.Add(int64(d)) }
 func (c *clock) option() func(*loops.Options) { return func(o *loops.Options) { o.Now = c.Now } }
 
 // A webhook operator's certificates are renewed before they expire, in place, with no failed write and no pod
-// replaced: ALM writes the renewed certificate into the serving Secret, the node runner refreshes the mounted Secret
-// as a kubelet does, and the operator (controller-runtime's certwatcher) serves it from the same process. ALM's clock
-// (loops.Options.Now) is set back so that each certificate is due when ALM next starts, while every certificate the
-// webhooks serve to the real kube-apiserver once writes are checked is valid at the real time:
+// replaced: ALM writes the renewed certificate into the serving Secret, the kubelet refreshes the mounted Secret in
+// the running container, and the operator (controller-runtime's certwatcher) serves it from the same process. ALM's
+// clock (loops.Options.Now) is set back so that each certificate is due when ALM next starts, while every
+// certificate the webhooks serve to the real kube-apiserver once writes are checked is valid at the real time:
 //
 //   - installed 500 days ago: CA valid -500..+230 days (due at -13), serving certificate -500..-135 (due at -257);
 //   - ALM restarted 250 days ago: the serving certificate is due and renewed (-250..+115, due at -7), the CA is not;
 //   - ALM restarted at the real time, while Widgets are written: the CA is due and renewed, the caBundles trust the
 //     new and the previous CA, and the serving certificate is issued by the new one.
 //
-// Each time the pod is the one installed (same process) and a TLS handshake with the webhook Service shows it
-// serving the renewed certificate, which the fallback (a rollout, TestWebhookCertificateFallbackRollout) then leaves
-// alone: it is due here, as the certificate the pod was started with has expired, but only FallbackGrace after the
-// renewal, and ALM checks what the Service serves first.
+// Each time the pod is the one installed (same container, same process) and a TLS handshake with the webhook
+// Service's cluster IP (through kube-proxy, from the host) shows it serving the renewed certificate, which the
+// fallback (a rollout, TestWebhookCertificateFallbackRollout) then leaves alone: it is due here, as the certificate
+// the pod was started with has expired, but only FallbackGrace after the renewal, and ALM checks what the Service
+// serves first.
 func TestWebhookCertificateRotation(t *testing.T) {
 	if os.Getenv("ALM_SKIP_WEBHOOKS") != "" {
 		t.Skip("ALM_SKIP_WEBHOOKS")
 	}
-	images := buildWebhookOperator(t, "1.0.0")
+	pushWebhookOperator(t, "1.0.0")
 	c := harness.Client(t, cp)
 	ns := harness.Namespace(t, c, "rotation")
-	runner := startRunner(t, images, ns)
+	logPodsOnFailure(t, ns)
 	day := 24 * time.Hour
 	clk := &clock{}
 	clk.advance(-500 * day)
-	alm := startALM(t, "all", clk.option(), dialServices)
+	alm := startALM(t, "all", clk.option())
 	catalogSource(t, c, ns, "ops")
 	harness.Publish(t, c, harness.WriteBundle(t, t.TempDir(), webhookDemo(ns, "1.0.0", "")), "ops", ns)
 	appType(t, c, ns, whop)
@@ -74,19 +71,18 @@ func TestWebhookCertificateRotation(t *testing.T) {
 	caSecret := client.ObjectKey{Namespace: ns, Name: whop + ".v1.0.0-webhook-ca"}
 	serving := secretValue(t, c, servingSecret, corev1.TLSCertKey)
 	ca := secretValue(t, c, caSecret, corev1.ServiceAccountRootCAKey)
-	waitOnlyPod(t, runner, ns, whop+"-operator")
-	installedPod := onlyPod(t, runner, ns, whop+"-operator")
+	installedPod := waitOnlyPod(t, c, ns, whop+"-operator")
 
 	// 250 days later: the serving certificate is renewed in place, the CA kept.
 	alm.Stop()
 	clk.advance(250 * day)
-	alm = startALM(t, "all", clk.option(), dialServices)
+	alm = startALM(t, "all", clk.option())
 	serving = waitSecretChanged(t, c, servingSecret, corev1.TLSCertKey, serving)
 	waitServes(t, c, ns, whop+"-operator-service", serving)
 	if now := secretValue(t, c, caSecret, corev1.ServiceAccountRootCAKey); now != ca {
 		t.Fatalf("the CA was renewed with the serving certificate; it is not due")
 	}
-	checkSamePod(t, runner, installedPod)
+	checkSamePod(t, c, installedPod)
 	checkWebhooksNamed(t, c, ns, "1.0.0", "renewed")
 	t.Logf("the serving certificate was renewed and pod %s serves it from the same process; the CA is due at %s",
 		installedPod.Name, renewalTime(t, ca).Format(time.DateOnly))
@@ -95,14 +91,14 @@ func TestWebhookCertificateRotation(t *testing.T) {
 	writes := writeWidgets(t, c, ns)
 	alm.Stop()
 	clk.advance(-time.Duration(clk.offset.Load()))
-	startALM(t, "all", clk.option(), dialServices)
+	startALM(t, "all", clk.option())
 	newCA := waitSecretChanged(t, c, caSecret, corev1.ServiceAccountRootCAKey, ca)
 	serving = waitSecretChanged(t, c, servingSecret, corev1.TLSCertKey, serving)
 	checkCABundles(t, c, ns, newCA, ca)
 	waitServes(t, c, ns, whop+"-operator-service", serving)
 	checkWebhooksNamed(t, c, ns, "1.0.0", "ca-renewed")
 	writes().check(t, "the CA's renewal", 0)
-	checkSamePod(t, runner, installedPod)
+	checkSamePod(t, c, installedPod)
 	uninstallWebhookOperator(t, c, ns)
 }
 
@@ -120,14 +116,14 @@ func TestWebhookCertificateFallbackRollout(t *testing.T) {
 	if os.Getenv("ALM_SKIP_WEBHOOKS") != "" {
 		t.Skip("ALM_SKIP_WEBHOOKS")
 	}
-	images := buildWebhookOperator(t, "1.0.0")
+	pushWebhookOperator(t, "1.0.0")
 	c := harness.Client(t, cp)
 	ns := harness.Namespace(t, c, "fallback")
-	runner := startRunner(t, images, ns)
+	logPodsOnFailure(t, ns)
 	day := 24 * time.Hour
 	clk := &clock{}
 	clk.advance(-250 * day)
-	alm := startALM(t, "all", clk.option(), dialServices)
+	alm := startALM(t, "all", clk.option())
 	catalogSource(t, c, ns, "ops")
 	demo := webhookDemo(ns, "1.0.0", "")
 	demo.Args = append(demo.Args, "--cert-reload=false")
@@ -136,29 +132,27 @@ func TestWebhookCertificateFallbackRollout(t *testing.T) {
 	waitAppType(t, c, ns, whop, 2*time.Minute, installed("1.0.0"))
 	service, servingSecret := whop+"-operator-service", client.ObjectKey{Namespace: ns, Name: whop + "-operator-service-cert"}
 	first := secretValue(t, c, servingSecret, corev1.TLSCertKey)
-	waitOnlyPod(t, runner, ns, whop+"-operator")
-	installedPod := onlyPod(t, runner, ns, whop+"-operator")
+	installedPod := waitOnlyPod(t, c, ns, whop+"-operator")
 	waitServes(t, c, ns, service, first)
 
 	// At the real time: renewed in place; the operator does not reload it, and it is not rolled yet.
 	alm.Stop()
 	clk.advance(250 * day)
-	alm = startALM(t, "all", clk.option(), dialServices)
+	alm = startALM(t, "all", clk.option())
 	renewed := waitSecretChanged(t, c, servingSecret, corev1.TLSCertKey, first)
-	waitRefreshed(t, runner, installedPod, renewed)
+	waitRefreshed(t, c, installedPod, renewed)
 	checkWebhooksNamed(t, c, ns, "1.0.0", "renewed")
 	checkServes(t, c, ns, service, first)
-	checkSamePod(t, runner, installedPod)
+	checkSamePod(t, c, installedPod)
 
 	// 55 days later the fallback is due: the pods are rolled onto the renewed certificate.
 	writes := writeWidgets(t, c, ns)
 	alm.Stop()
 	clk.advance(55 * day)
-	startALM(t, "all", clk.option(), dialServices)
+	startALM(t, "all", clk.option())
 	waitRolledOut(t, c, ns, whop+"-operator", renewed)
-	waitOnlyPod(t, runner, ns, whop+"-operator")
-	if p := onlyPod(t, runner, ns, whop+"-operator"); p.Name == installedPod.Name {
-		t.Fatalf("pod %s was not replaced by the fallback rollout", p.Name)
+	if p := waitOnlyPod(t, c, ns, whop+"-operator"); p.UID == installedPod.UID {
+		t.Fatalf("pod %s was not replaced by the fallback rollout", p)
 	}
 	waitServes(t, c, ns, service, renewed)
 	checkWebhooksNamed(t, c, ns, "1.0.0", "rolled")
@@ -166,62 +160,8 @@ func TestWebhookCertificateFallbackRollout(t *testing.T) {
 	uninstallWebhookOperator(t, c, ns)
 }
 
-// startRunner starts a node runner for ns with the images in dir, serving kube-apiserver's Service traffic.
-func startRunner(t *testing.T, dir, ns string) *noderunner.Runner {
-	t.Helper()
-	runner, err := noderunner.New(noderunner.Options{Config: cp.Config, ImagesDir: dir, StateDir: t.TempDir(),
-		Namespaces: []string{ns}, ServiceSocket: cp.ServiceSocket, Logger: testr.New(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runner.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = runner.Stop() })
-	return runner
-}
-
-// dialServices makes ALM reach webhook Services through the node runner, as kube-apiserver does.
-func dialServices(o *loops.Options) { o.DialService = noderunner.ServiceDialer(cp.ServiceSocket) }
-
-// onlyPod is the one pod the node runner runs for the Deployment (waitOnlyPod first).
-func onlyPod(t *testing.T, runner *noderunner.Runner, ns, deployment string) noderunner.PodInfo {
-	t.Helper()
-	for _, p := range runner.Pods() {
-		if p.Namespace == ns && p.Deployment == deployment && !p.Terminating && len(p.Containers) == 1 && p.Containers[0].PID != 0 {
-			return p
-		}
-	}
-	t.Fatalf("no running pod of %s/%s: %+v", ns, deployment, runner.Pods())
-	return noderunner.PodInfo{}
-}
-
-// checkSamePod checks that the node runner runs only pod for its Deployment, with the same process as before.
-func checkSamePod(t *testing.T, runner *noderunner.Runner, pod noderunner.PodInfo) {
-	t.Helper()
-	var seen []string
-	for _, p := range runner.Pods() {
-		if p.Namespace != pod.Namespace || p.Deployment != pod.Deployment {
-			continue
-		}
-		pid := 0
-		if len(p.Containers) == 1 {
-			pid = p.Containers[0].PID
-		}
-		seen = append(seen, fmt.Sprintf("%s (pid %d, terminating: %t)", p.Name, pid, p.Terminating))
-		if p.Name != pod.Name || p.Terminating || pid != pod.Containers[0].PID {
-			t.Fatalf("pods of %s/%s: %v; want only %s, pid %d: the renewal replaced the pod or its process", pod.Namespace,
-				pod.Deployment, seen, pod.Name, pod.Containers[0].PID)
-		}
-	}
-	if len(seen) != 1 {
-		t.Fatalf("pods of %s/%s: %v; want only %s", pod.Namespace, pod.Deployment, seen, pod.Name)
-	}
-	t.Logf("pod %s still runs the same process (pid %d)", pod.Name, pod.Containers[0].PID)
-}
-
-// served returns the certificate (PEM) Service ns/name presents in a TLS handshake on its first port, reached
-// through the node runner as kube-apiserver reaches it.
+// served returns the certificate (PEM) Service ns/name presents in a TLS handshake on its cluster IP and first
+// port, reached from the host through kube-proxy, as ALM's own check reaches it.
 func served(t *testing.T, c client.Client, ns, name string) (string, error) {
 	svc := &corev1.Service{}
 	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
@@ -230,7 +170,7 @@ func served(t *testing.T, c client.Client, ns, name string) (string, error) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	addr := net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(int(svc.Spec.Ports[0].Port)))
-	raw, err := noderunner.ServiceDialer(cp.ServiceSocket)(ctx, "tcp", addr)
+	raw, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return "", err
 	}
@@ -268,21 +208,33 @@ func checkServes(t *testing.T, c client.Client, ns, name, cert string) {
 	}
 }
 
-// waitRefreshed waits until the node runner has written cert (PEM) into pod's mounted serving certificate; it
-// fails at once when pod stops (the renewal rolled it).
-func waitRefreshed(t *testing.T, runner *noderunner.Runner, pod noderunner.PodInfo, cert string) {
+// servingCertFile is the serving certificate as the operator reads it: ALM mounts the serving Secret on
+// controller-runtime's default webhook certificate directory.
+const servingCertFile = "/tmp/k8s-webhook-server/serving-certs/tls.crt"
+
+// waitRefreshed waits until pod's container sees cert (PEM) in its mounted serving certificate: the kubelet has
+// refreshed the Secret volume (on the node runner, the runner wrote the file; here the file is read through the
+// container's own mount namespace). It fails at once when the pod or its process is replaced (the renewal rolled it).
+func waitRefreshed(t *testing.T, c client.Client, pod podProcess, cert string) {
 	t.Helper()
-	file := filepath.Join(pod.Dir, "tmp", "k8s-webhook-server", "serving-certs", "tls.crt")
 	harness.Eventually(t, time.Minute, func() error {
-		if !slices.ContainsFunc(runner.Pods(), func(p noderunner.PodInfo) bool { return p.Name == pod.Name && !p.Terminating }) {
-			t.Fatalf("pod %s stopped after the renewal, before its mounted certificate was refreshed: the renewal rolled the pods", pod.Name)
+		pods, err := deploymentPods(t, c, pod.Namespace, pod.Deployment)
+		if err != nil {
+			return err
 		}
-		got, err := os.ReadFile(file)
+		if len(pods) != 1 || pods[0].UID != pod.UID {
+			t.Fatalf("pods of %s/%s after the renewal: %s; the renewal rolled the pods before the mounted certificate of %s was refreshed",
+				pod.Namespace, pod.Deployment, podNames(pods), pod.Name)
+		}
+		if now, err := processOf(&pods[0], pod.Deployment); err != nil || now != pod {
+			t.Fatalf("pod %s after the renewal: %s (%v), want the same process %s", pod.Name, now, err, pod)
+		}
+		got, err := containerFile(pod, servingCertFile)
 		if err != nil {
 			return err
 		}
 		if string(got) != cert {
-			return fmt.Errorf("%s: %s, want the renewed certificate %s", file, fingerprint(string(got)), fingerprint(cert))
+			return fmt.Errorf("%s in pod %s: %s, want the renewed certificate %s", servingCertFile, pod.Name, fingerprint(string(got)), fingerprint(cert))
 		}
 		return nil
 	})
@@ -332,27 +284,6 @@ func checkCABundles(t *testing.T, c client.Client, ns string, cas ...string) {
 			}
 		}
 	}
-}
-
-// waitOnlyPod waits until the node runner runs exactly one pod of the Deployment and it is not terminating: the
-// pods it replaced have stopped.
-func waitOnlyPod(t *testing.T, runner *noderunner.Runner, ns, deployment string) {
-	t.Helper()
-	harness.Eventually(t, time.Minute, func() error {
-		var pods []string
-		for _, p := range runner.Pods() {
-			if p.Namespace == ns && p.Deployment == deployment {
-				pods = append(pods, fmt.Sprintf("%s (terminating: %t)", p.Name, p.Terminating))
-				if p.Terminating {
-					return fmt.Errorf("pods of %s/%s: %v", ns, deployment, pods)
-				}
-			}
-		}
-		if len(pods) != 1 {
-			return fmt.Errorf("pods of %s/%s: %v, want one", ns, deployment, pods)
-		}
-		return nil
-	})
 }
 
 // widgetWrites is what writeWidgets saw: writes made, writes that failed, and of those the ones that raced a

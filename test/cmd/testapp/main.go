@@ -1,6 +1,6 @@
-// Command testapp is the node runner tests' container: it prints its environment, serves /healthz and /readyz on
-// --listen (failing with --unhealthy; /readyz failing from --unready-after on), and with --exit-code exits with that
-// code after --exit-after.
+// Command testapp is the tests' operator container (test/testapp builds it as an image): it prints its
+// environment, serves /healthz and /readyz on --listen (failing with --unhealthy; /readyz failing from
+// --unready-after on), and with --exit-code exits with that code after --exit-after.
 package main
 
 import (

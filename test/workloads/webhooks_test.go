@@ -1,4 +1,4 @@
-package integration
+package workloads
 
 import (
 	"fmt"
@@ -18,31 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	hackimages "github.com/almproject/alm/hack/images"
 	"github.com/almproject/alm/test/harness"
-	"github.com/almproject/alm/test/localkube"
 )
 
 const whop = "whop" // the webhook operator's package
-
-// buildWebhookOperator builds testdata/webhook-operator as the images alm.local/webhook-operator:<version>, as
-// `make images` builds operators, into a directory of the test's own.
-func buildWebhookOperator(t *testing.T, versions ...string) string {
-	t.Helper()
-	root, err := localkube.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, v := range versions {
-		target := hackimages.Target{Name: "webhook-operator", Package: "./test/integration/testdata/webhook-operator", Version: v,
-			Tag: "alm.local/webhook-operator:" + v}
-		if _, err := hackimages.Build(t.Context(), target, hackimages.Options{Root: root, OutDir: dir}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // webhookDemo is a version of the webhook operator with a validating, a mutating and a conversion webhook on its
 // Widgets (v1 and v2), served on port 9443 behind the Service port 443, as operator-sdk scaffolds them.
@@ -121,17 +100,18 @@ func checkWebhooksNamed(t *testing.T, c client.Client, ns, version, suffix strin
 	t.Logf("kube-apiserver called the conversion webhook: Widget %s/%s as %s, annotations %v", ns, name, v2.GetAPIVersion(), v2.GetAnnotations())
 }
 
-// An operator with a validating, a mutating and a conversion webhook, installed from its bundle, runs on the node
-// runner and the real kube-apiserver calls it; after an upgrade by replaces the new version answers, and no write
-// failed in between.
+// An operator with a validating, a mutating and a conversion webhook, installed from its bundle, runs as a pod on the
+// node and the real kube-apiserver calls it through its Service (at the pod's address: --enable-aggregator-routing);
+// after an upgrade by replaces the new version answers, and no write failed in between but the one a stopping pod's
+// keep-alive close may cause.
 func TestWebhooksInstallAndUpgrade(t *testing.T) {
 	if os.Getenv("ALM_SKIP_WEBHOOKS") != "" {
 		t.Skip("ALM_SKIP_WEBHOOKS")
 	}
-	images := buildWebhookOperator(t, "1.0.0", "2.0.0")
+	pushWebhookOperator(t, "1.0.0", "2.0.0")
 	c := harness.Client(t, cp)
 	ns := harness.Namespace(t, c, "webhooks")
-	runner := startRunner(t, images, ns)
+	logPodsOnFailure(t, ns)
 	startALM(t, "all")
 	catalogSource(t, c, ns, "ops")
 	root := t.TempDir()
@@ -145,8 +125,8 @@ func TestWebhooksInstallAndUpgrade(t *testing.T) {
 	harness.Publish(t, c, harness.WriteBundle(t, root, webhookDemo(ns, "2.0.0", whop+".v1.0.0")), "ops", ns)
 	waitAppType(t, c, ns, whop, 2*time.Minute, installed("2.0.0"))
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: whop + ".v1.0.0"}}, time.Minute)
-	waitOnlyPod(t, runner, ns, whop+"-operator") // until 1.0.0's pod has stopped
-	writes().check(t, "the upgrade", 1)          // a rollout: the old version's pod stops
+	waitOnlyPod(t, c, ns, whop+"-operator") // until 1.0.0's pod has stopped
+	writes().check(t, "the upgrade", 1)     // a rollout: the old version's pod stops
 	checkWebhooks(t, c, ns, "2.0.0")
 	for _, list := range []client.ObjectList{&admissionregistrationv1.ValidatingWebhookConfigurationList{}, &admissionregistrationv1.MutatingWebhookConfigurationList{}} {
 		if err := c.List(t.Context(), list, client.MatchingLabels{operatorsv1alpha1.LabelAppType: whop}); err != nil {
