@@ -151,7 +151,7 @@ bench-scale-10k: ## BenchmarkScale10k alone (10,000 AppTypes in 1,000 namespaces
 ##@ Run
 
 .PHONY: run
-run: tools images ## The local environment and the story: control plane, ALM from config/default, node runner, Konnect simulator (ARGS='--help').
+run: tools images ## The local environment and the story: a cluster with one real node, ALM from config/default, the Konnect simulator (ARGS='--help').
 	go build -o $(BIN)/ ./cmd/almctl ./test/cmd/localenv
 	$(BIN)/localenv $(ARGS)
 

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkStory times what a user waits for, with every part a real process: ALM from config/default and the
-// Konnect operator from bundles/, both run from their images by the node runner.
+// Konnect operator from bundles/, both running as pods from their images on the real node.
 //   - s-apptype-to-succeeded: the AppType is declared (its bundle already published) until its OperatorVersion
 //     has Succeeded (the operator's Deployment available).
 //   - s-publish-to-old-deleted: almctl publish of the version that replaces it until the new version has

@@ -3,6 +3,8 @@ package localenv
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -23,9 +25,9 @@ const (
 // metricsTokenTTL is how long MetricsToken reuses a token: the TokenRequest API's tokens last an hour.
 const metricsTokenTTL = 30 * time.Minute
 
-// ALMMetricsURL is the URL of ALM's /metrics on the loopback host port the node runner mapped ALMMetricsPort to.
-func ALMMetricsURL(hostPort int32) string {
-	return fmt.Sprintf("https://127.0.0.1:%d/metrics", hostPort)
+// ALMMetricsURL is the URL of ALM's /metrics at its pod's address, which the node routes to from the host.
+func ALMMetricsURL(podIP string) string {
+	return "https://" + net.JoinHostPort(podIP, strconv.Itoa(ALMMetricsPort)) + "/metrics"
 }
 
 // MetricsToken returns a token to scrape ALM's /metrics with: the first call applies

@@ -20,7 +20,7 @@ import (
 )
 
 // ImageHost is the registry host the images `make images` builds are named under (alm.local/<name>:<version>),
-// which the node runner mirrors to the environment's registry.
+// which the node pulls from the environment's registry (its mirror for that host).
 const ImageHost = "alm.local"
 
 // Registry is the environment's OCI registry: go-containerregistry's in-process registry, served twice: over HTTPS

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -123,8 +121,12 @@ func (a *almPod) restarted(old int) error {
 		if err != nil {
 			return err
 		}
-		if p, err := pid(c); err != nil || p == old {
-			return fmt.Errorf("the kubelet has not started ALM again after pid %d (restarts %d): %v", old, c.RestartCount, err)
+		p, err := pid(c)
+		if err != nil {
+			return fmt.Errorf("the kubelet has not started ALM again after pid %d (restarts %d): %w", old, c.RestartCount, err)
+		}
+		if p == old {
+			return fmt.Errorf("the kubelet has not started ALM again after pid %d (restarts %d)", old, c.RestartCount)
 		}
 		return nil
 	})
@@ -161,8 +163,7 @@ func (a *almPod) leading() (bool, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	url := "https://" + net.JoinHostPort(p.Status.PodIP, strconv.Itoa(localenv.ALMMetricsPort)) + "/metrics"
-	status, body, err := metricstest.Get(ctx, url, token)
+	status, body, err := metricstest.Get(ctx, localenv.ALMMetricsURL(p.Status.PodIP), token)
 	if err != nil {
 		return false, err
 	}

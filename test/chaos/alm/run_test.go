@@ -325,7 +325,7 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // notes are the figures beside the row: where the faults landed, how convergence times spread, how long a
-// restarted ALM waited for its Lease, and how often the node runner restarted ALM.
+// restarted ALM waited for its Lease, and how often the kubelet restarted ALM.
 func (s *tally) notes(calibration string, restarts int) string {
 	phases := make([]string, 0, len(s.phases))
 	for p := range s.phases {
@@ -353,5 +353,5 @@ func (s *tally) notes(calibration string, restarts int) string {
 		out += fmt.Sprintf("; the restarted ALM held its Lease after median %s, at most %s (the killed process's Lease runs out first)",
 			median(s.leaders).Round(10*time.Millisecond), s.leaders[len(s.leaders)-1].Round(10*time.Millisecond))
 	}
-	return out + fmt.Sprintf("; the node runner restarted ALM %d times", restarts)
+	return out + fmt.Sprintf("; the kubelet restarted ALM %d times", restarts)
 }

@@ -22,7 +22,7 @@ type result struct {
 	// took is the time from the end of the fault (ALM started again, or kube-apiserver serving again) to the end
 	// state.
 	took time.Duration
-	// restartedAt is when the node runner had started the killed ALM again; leader is how long after that the new
+	// restartedAt is when the kubelet had started the killed ALM again; leader is how long after that the new
 	// process held its leader election Lease (SIGKILL releases nothing: the killed process's Lease runs out first).
 	restartedAt time.Time
 	leader      time.Duration
@@ -34,7 +34,7 @@ type result struct {
 // fault breaks something at the chosen write and repairs it; x.phaseNow reports where the run was.
 type fault func(ctx context.Context, x *run, from, to string, res *result)
 
-// killALM sends SIGKILL to ALM's process, notes where the run was, and waits until the node runner has started ALM
+// killALM sends SIGKILL to ALM's process, notes where the run was, and waits until the kubelet has started ALM
 // again, as a kubelet restarts a container of a restartPolicy Always pod (after its restart backoff, capped at 1s).
 func killALM(ctx context.Context, x *run, from, to string, res *result) {
 	pid, err := x.alm.kill()
