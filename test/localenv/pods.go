@@ -56,8 +56,11 @@ func podReady(p *corev1.Pod) bool {
 func PodToken(pod *corev1.Pod) (string, error) {
 	paths, err := filepath.Glob(filepath.Join(localnode.RootDir, "kubelet", "pods", string(pod.UID), "volumes",
 		"kubernetes.io~projected", "kube-api-access-*", "token"))
-	if err != nil || len(paths) == 0 {
-		return "", fmt.Errorf("pod %s/%s has no ServiceAccount token on the node (%v)", pod.Namespace, pod.Name, err)
+	if err != nil {
+		return "", err
+	}
+	if len(paths) == 0 {
+		return "", fmt.Errorf("pod %s/%s has no ServiceAccount token on the node", pod.Namespace, pod.Name)
 	}
 	data, err := os.ReadFile(paths[0])
 	return strings.TrimSpace(string(data)), err

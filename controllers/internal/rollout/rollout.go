@@ -74,6 +74,9 @@ func containerProblem(p *corev1.Pod) *Problem {
 			if prob := waiting(p, &statuses[i]); prob != nil {
 				return prob
 			}
+			if prob := exited(p, &statuses[i]); prob != nil {
+				return prob
+			}
 		}
 	}
 	return nil
@@ -102,15 +105,36 @@ func waiting(p *corev1.Pod, cs *corev1.ContainerStatus) *Problem {
 	return &Problem{reason, msg}
 }
 
+// exited is the problem of a container that is not ready and exited with an error: it has just exited, or it runs
+// again after such an exit. A crash-looping container is in CrashLoopBackOff only between restarts; a rollout's
+// deadline may pass while it is running or has just exited.
+func exited(p *corev1.Pod, cs *corev1.ContainerStatus) *Problem {
+	if cs.Ready {
+		return nil
+	}
+	t := cs.State.Terminated
+	if t == nil && cs.RestartCount > 0 {
+		t = cs.LastTerminationState.Terminated
+	}
+	if t == nil || t.ExitCode == 0 {
+		return nil
+	}
+	return &Problem{operatorsv1alpha1.ReasonCrashLoopBackOff, exitedWith(p, cs, t)}
+}
+
 // crashed describes a container in CrashLoopBackOff: its last exit code and reason, its restarts, and its last log
 // lines (the termination message, which is the log's tail with terminationMessagePolicy FallbackToLogsOnError).
 func crashed(p *corev1.Pod, cs *corev1.ContainerStatus) string {
-	msg := fmt.Sprintf("pod %s container %s keeps exiting (restarts: %d)", p.Name, cs.Name, cs.RestartCount)
 	t := cs.LastTerminationState.Terminated
 	if t == nil {
-		return msg
+		return fmt.Sprintf("pod %s container %s keeps exiting (restarts: %d)", p.Name, cs.Name, cs.RestartCount)
 	}
-	msg = fmt.Sprintf("pod %s container %s exited with exit code %d", p.Name, cs.Name, t.ExitCode)
+	return exitedWith(p, cs, t)
+}
+
+// exitedWith describes a container's exit t.
+func exitedWith(p *corev1.Pod, cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated) string {
+	msg := fmt.Sprintf("pod %s container %s exited with exit code %d", p.Name, cs.Name, t.ExitCode)
 	if t.Reason != "" {
 		msg += " (" + t.Reason + ")"
 	}

@@ -31,6 +31,22 @@ func TestDiagnose(t *testing.T) {
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error",
 				Message: "flag provided but not defined: -zap-devel\nUsage of manager:"}}}}
 	})
+	// Between two restarts of a crash-looping container (seen on a real node when a rollout's deadline passed).
+	running := pod("op-3", func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "manager", RestartCount: 2,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+				Message: "alm: flag provided but not defined: -no-such-flag"}}}}
+	})
+	justExited := pod("op-4", func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "manager",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}
+	})
+	recovered := pod("op-5", func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "manager", RestartCount: 1, Ready: true,
+			State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}}}
+	})
 	unschedulable := pod("op-1", func(p *corev1.Pod) {
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
 			Message: "0/3 nodes are available: 3 Insufficient cpu."}}
@@ -53,6 +69,11 @@ func TestDiagnose(t *testing.T) {
 			operatorsv1alpha1.ReasonImagePullFailed, []string{"pod op-1 container manager", "image example.com/op:1.0.0 not found or not pullable", "ImagePullBackOff", "Back-off pulling"}},
 		{"crash: exit code and last log lines", nil, []corev1.Pod{crashing},
 			operatorsv1alpha1.ReasonCrashLoopBackOff, []string{"pod op-2 container manager exited with exit code 2 (Error), restarts: 4", "last log lines: flag provided but not defined"}},
+		{"crash: running again after exiting with an error", nil, []corev1.Pod{running},
+			operatorsv1alpha1.ReasonCrashLoopBackOff, []string{"pod op-3 container manager exited with exit code 1 (Error), restarts: 2", "-no-such-flag"}},
+		{"crash: just exited, without its log's tail", nil, []corev1.Pod{justExited},
+			operatorsv1alpha1.ReasonCrashLoopBackOff, []string{"exit code 1", "kubectl logs -n  op-4 -c manager"}},
+		{"a container ready again after a crash is no problem", nil, []corev1.Pod{recovered}, "", nil},
 		{"unschedulable, named with the scheduler's message", nil, []corev1.Pod{unschedulable},
 			operatorsv1alpha1.ReasonUnschedulable, []string{"pod op-1 cannot be scheduled: 0/3 nodes are available: 3 Insufficient cpu."}},
 		{"a container problem is more precise than another pod's scheduling", nil, []corev1.Pod{unschedulable, crashing},
