@@ -94,6 +94,10 @@ type Node struct {
 	IP string
 	// KubeletPort is the kubelet API's port on IP.
 	KubeletPort int
+	// HostBefore and HostAfter are HostState when Start had the machine's node lock (and had cleaned up after a
+	// crashed run), and when Stop had put the machine back, before it released the lock: equal when the node left
+	// nothing behind. (Taken without the lock, another package's node could be running.)
+	HostBefore, HostAfter string
 
 	opts               Options
 	cluster            *localkube.Cluster
@@ -129,6 +133,9 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 			err = errors.Join(err, n.Stop())
 		}
 	}()
+	if n.HostBefore, err = HostState(); err != nil {
+		return nil, err
+	}
 	if n.record, err = newRecord(); err != nil {
 		return nil, err
 	}
@@ -246,6 +253,11 @@ func (n *Node) Stop() error {
 	if n.watchdog != nil && n.watchdog.Process != nil {
 		_ = n.watchdog.Process.Kill()
 		_ = n.watchdog.Wait()
+	}
+	if after, herr := HostState(); herr == nil {
+		n.HostAfter = after
+	} else {
+		err = errors.Join(err, herr)
 	}
 	_ = n.lock.Close()
 	n.lock = nil

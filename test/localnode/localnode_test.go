@@ -3,6 +3,7 @@ package localnode_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -92,10 +93,6 @@ func startNode(ctx context.Context, dir string, status io.Writer) (*localkube.Cl
 // TestNode starts a cluster with a real node, runs a Deployment of the sandbox image through the registry mirror,
 // and checks that stopping the node leaves the machine as it was.
 func TestNode(t *testing.T) {
-	before, err := localnode.HostState()
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := time.Now()
 	cp, node, err := startNode(t.Context(), t.TempDir(), os.Stderr)
 	if err != nil {
@@ -106,22 +103,15 @@ func TestNode(t *testing.T) {
 	if err := node.Stop(); err != nil {
 		t.Fatalf("stopping the node: %v", err)
 	}
-	after, err := localnode.HostState()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if before != after {
-		t.Errorf("the machine is not as before the node:\n%s", diff(before, after))
+	if node.HostBefore != node.HostAfter {
+		t.Errorf("the machine is not as before the node:\n%s", diff(node.HostBefore, node.HostAfter))
 	}
 }
 
 // TestCrashedRunIsCleanedUp: a run killed with its node up leaves its changes to the machine behind; the next
-// start cleans them up and starts, and its stop leaves the machine as it was before the crashed run.
+// start cleans them up (the sysctls back to what the killed run recorded, its directories and record gone) and
+// starts, and its stop leaves the machine as it was after that cleanup.
 func TestCrashedRunIsCleanedUp(t *testing.T) {
-	before, err := localnode.HostState()
-	if err != nil {
-		t.Fatal(err)
-	}
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), crashEnv+"="+t.TempDir())
 	child.Stderr = os.Stderr
@@ -139,8 +129,15 @@ func TestCrashedRunIsCleanedUp(t *testing.T) {
 	}
 	_ = child.Process.Kill()
 	_ = child.Wait()
-	if _, err := os.Stat(localnode.RecordFile); err != nil {
+	data, err := os.ReadFile(localnode.RecordFile)
+	if err != nil {
 		t.Fatalf("the killed run left no record of what to clean up: %v", err)
+	}
+	var record struct {
+		Sysctls map[string]string `json:"sysctls"`
+	}
+	if err := json.Unmarshal(data, &record); err != nil || len(record.Sysctls) == 0 {
+		t.Fatalf("the killed run's record %s: %v: %s", localnode.RecordFile, err, data)
 	}
 	var status strings.Builder
 	cp, node, err := startNode(t.Context(), t.TempDir(), &status)
@@ -151,15 +148,21 @@ func TestCrashedRunIsCleanedUp(t *testing.T) {
 	if !strings.Contains(status.String(), "cleaning up after the node of pid") {
 		t.Errorf("the start after the crash did not say it cleaned up: %q", status.String())
 	}
+	for s, v := range record.Sysctls {
+		if want := fmt.Sprintf("sysctl %s = %s\n", s, v); !strings.Contains(node.HostBefore, want) {
+			t.Errorf("after the cleanup, %q is not what the killed run recorded (%s)", strings.TrimSpace(want), v)
+		}
+	}
+	for _, p := range []string{localnode.RootDir, localnode.RunDir, localnode.RecordFile} {
+		if !strings.Contains(node.HostBefore, "path "+p+" exists=false\n") {
+			t.Errorf("after the cleanup, %s is still there", p)
+		}
+	}
 	if err := node.Stop(); err != nil {
 		t.Fatalf("stopping the node: %v", err)
 	}
-	after, err := localnode.HostState()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if before != after {
-		t.Errorf("the machine is not as before the crashed run:\n%s", diff(before, after))
+	if node.HostBefore != node.HostAfter {
+		t.Errorf("the machine is not as before the node:\n%s", diff(node.HostBefore, node.HostAfter))
 	}
 }
 
