@@ -21,7 +21,9 @@ NODE           := $(BIN)/kubelet $(BIN)/kube-proxy $(BIN)/kube-scheduler $(BIN)/
 KUBE_VERSION_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.35.1 \
 	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35
 
-GO_TEST_FLAGS ?= -count=1
+# -timeout: the packages that need the one node (test/localnode, test/e2e, test/workloads) take turns on its lock,
+# so one may wait minutes for another before its own tests start.
+GO_TEST_FLAGS ?= -count=1 -timeout 30m
 
 ##@ General
 
