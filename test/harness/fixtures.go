@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/api/pkg/lib/version"
@@ -11,8 +12,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/catalog/bundle"
@@ -192,4 +196,47 @@ func CRD(group, kind, plural string, versions ...string) map[string]any {
 			"names": map[string]any{"kind": kind, "listKind": kind + "List", "plural": plural, "singular": strings.ToLower(kind)},
 		},
 	}
+}
+
+// SharedObjects are the objects every version of a namespaced Demo of pkg declares, keyed by kind.
+func SharedObjects(ns, pkg string) map[string]client.Object {
+	return map[string]client.Object{
+		"Deployment":     &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-operator"}},
+		"ServiceAccount": &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-operator"}},
+		"Service":        &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-metrics"}},
+		"ConfigMap":      &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-config"}},
+	}
+}
+
+// ObjectUIDs reads objs and returns their UIDs by the same keys.
+func ObjectUIDs(t *testing.T, c client.Client, objs map[string]client.Object) map[string]types.UID {
+	t.Helper()
+	out := map[string]types.UID{}
+	for k, obj := range objs {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		out[k] = obj.GetUID()
+	}
+	return out
+}
+
+// AssertSameUIDs fails t for every object of before whose UID changed in after (it was re-created).
+func AssertSameUIDs(t *testing.T, what string, before, after map[string]types.UID) {
+	t.Helper()
+	for k, uid := range before {
+		if after[k] != uid {
+			t.Errorf("%s: %s was re-created (UID %s -> %s)", what, k, uid, after[k])
+		}
+	}
+}
+
+// OVGone says whether the OperatorVersion ns/name does not exist.
+func OVGone(t *testing.T, c client.Client, ns, name string) bool {
+	t.Helper()
+	err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &operatorsv1alpha1.OperatorVersion{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	return apierrors.IsNotFound(err)
 }

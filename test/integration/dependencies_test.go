@@ -112,19 +112,6 @@ func TestDependencyCycleAndMissingPackage(t *testing.T) {
 	}
 }
 
-// waitOV waits until OperatorVersion ns/name passes check, and returns it.
-func waitOV(t *testing.T, c client.Client, ns, name string, check func(*operatorsv1alpha1.OperatorVersion) error) *operatorsv1alpha1.OperatorVersion {
-	t.Helper()
-	ov := &operatorsv1alpha1.OperatorVersion{}
-	harness.Eventually(t, 60*time.Second, func() error {
-		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, ov); err != nil {
-			return err
-		}
-		return check(ov)
-	})
-	return ov
-}
-
 // owned lists the Deployments labelled for OperatorVersion ns/name.
 func owned(t *testing.T, c client.Client, ns, name string) []string {
 	t.Helper()

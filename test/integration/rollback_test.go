@@ -7,60 +7,15 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/test/harness"
 )
-
-// sharedObjects are the objects every version of a namespaced Demo of pkg declares, keyed by kind.
-func sharedObjects(ns, pkg string) map[string]client.Object {
-	return map[string]client.Object{
-		"Deployment":     &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-operator"}},
-		"ServiceAccount": &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-operator"}},
-		"Service":        &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-metrics"}},
-		"ConfigMap":      &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-config"}},
-	}
-}
-
-func objectUIDs(t *testing.T, c client.Client, objs map[string]client.Object) map[string]types.UID {
-	t.Helper()
-	out := map[string]types.UID{}
-	for k, obj := range objs {
-		if err := c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			t.Fatalf("%s: %v", k, err)
-		}
-		out[k] = obj.GetUID()
-	}
-	return out
-}
-
-func assertSameUIDs(t *testing.T, what string, before, after map[string]types.UID) {
-	t.Helper()
-	for k, uid := range before {
-		if after[k] != uid {
-			t.Errorf("%s: %s was re-created (UID %s -> %s)", what, k, uid, after[k])
-		}
-	}
-}
-
-// ovGone says whether the OperatorVersion ns/name does not exist.
-func ovGone(t *testing.T, c client.Client, ns, name string) bool {
-	t.Helper()
-	err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &operatorsv1alpha1.OperatorVersion{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
-	return apierrors.IsNotFound(err)
-}
 
 // uninstall deletes the AppType pkg in ns, waits until its OperatorVersions are gone, then deletes the CRD crdName.
 // It runs in t.Cleanup, while ALM still runs (t.Context() is done by then).
@@ -148,7 +103,7 @@ func TestDowngradeByApprovedVersion(t *testing.T) {
 	catalogSource(t, c, ns, "ops")
 	manualUpgrade(t, c, ns, pkg, harness.Demo{Package: pkg, Name: pkg + ".v1.0.0", Version: "1.0.0"},
 		harness.Demo{Package: pkg, Name: pkg + ".v2.0.0", Version: "2.0.0", Replaces: pkg + ".v1.0.0", CRDVersions: []string{"v1", "v2"}})
-	before := objectUIDs(t, c, sharedObjects(ns, pkg))
+	before := harness.ObjectUIDs(t, c, harness.SharedObjects(ns, pkg))
 
 	approve(t, c, ns, pkg, "1.0.0")
 	at := waitAppType(t, c, ns, pkg, time.Minute, func(at *operatorsv1alpha1.AppType) error {
@@ -175,14 +130,14 @@ func TestDowngradeByApprovedVersion(t *testing.T) {
 		t.Errorf("status.rolledBack %+v after a downgrade the user asked for, want none (2.0.0 stays on offer)", at.Status.RolledBack)
 	}
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + ".v2.0.0"}}, time.Minute)
-	assertSameUIDs(t, "the downgrade", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
+	harness.AssertSameUIDs(t, "the downgrade", before, harness.ObjectUIDs(t, c, harness.SharedObjects(ns, pkg)))
 	harness.WaitDeploymentImage(t, c, ns, pkg+"-operator", "alm.local/"+pkg+":1.0.0", time.Second)
 
 	// Approving 2.0.0 again upgrades again (a new 2.0.0, which replaces the rollback).
 	approve(t, c, ns, pkg, "2.0.0")
 	waitAppType(t, c, ns, pkg, time.Minute, installed("2.0.0"))
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + ".v1.0.0"}}, time.Minute)
-	assertSameUIDs(t, "the upgrade after the downgrade", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
+	harness.AssertSameUIDs(t, "the upgrade after the downgrade", before, harness.ObjectUIDs(t, c, harness.SharedObjects(ns, pkg)))
 }
 
 // A downgrade whose CRD would drop a version still in status.storedVersions (2.0.0 stores Widgets as v2; 1.0.0
@@ -222,7 +177,7 @@ func TestDowngradeThatDropsAStoredVersionIsRefused(t *testing.T) {
 		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: pkg + ".v2.0.0"}, ov); err != nil {
 			return err
 		}
-		if ov.Status.Phase != operatorsv1alpha1.PhaseSucceeded || !ovGone(t, c, ns, pkg+".v1.0.0") {
+		if ov.Status.Phase != operatorsv1alpha1.PhaseSucceeded || !harness.OVGone(t, c, ns, pkg+".v1.0.0") {
 			return fmt.Errorf("%s is %s, or %s.v1.0.0 exists: the refused downgrade must change nothing", ov.Name, ov.Status.Phase, pkg)
 		}
 		return nil
@@ -249,7 +204,7 @@ func TestDowngradeByVersionRange(t *testing.T) {
 	waitAppType(t, c, ns, pkg, time.Minute, installed("1.1.0"))
 	harness.Publish(t, c, harness.WriteBundle(t, root, harness.Demo{Package: pkg, Name: pkg + ".v2.0.0", Version: "2.0.0", Replaces: pkg + ".v1.1.0"}), "ops", ns)
 	waitAppType(t, c, ns, pkg, time.Minute, installed("2.0.0"))
-	before := objectUIDs(t, c, sharedObjects(ns, pkg))
+	before := harness.ObjectUIDs(t, c, harness.SharedObjects(ns, pkg))
 
 	at := &operatorsv1alpha1.AppType{}
 	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: pkg}, at); err != nil {
@@ -272,7 +227,7 @@ func TestDowngradeByVersionRange(t *testing.T) {
 	})
 	t.Logf("AppType condition RolledBack: %s", apimeta.FindStatusCondition(at.Status.Conditions, operatorsv1alpha1.ConditionRolledBack).Message)
 	harness.WaitGone(t, c, &operatorsv1alpha1.OperatorVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + ".v2.0.0"}}, time.Minute)
-	assertSameUIDs(t, "the downgrade", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
+	harness.AssertSameUIDs(t, "the downgrade", before, harness.ObjectUIDs(t, c, harness.SharedObjects(ns, pkg)))
 	if at.Status.AvailableUpgrade != "" {
 		t.Errorf("availableUpgrade %q with versionRange <2.0.0, want none", at.Status.AvailableUpgrade)
 	}

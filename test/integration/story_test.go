@@ -4,7 +4,6 @@
 package integration
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,16 +17,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/loops"
-	"github.com/almproject/alm/controllers/metrics"
-	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/test/harness"
 	"github.com/almproject/alm/test/localkube"
+	"github.com/almproject/alm/test/loopstest"
 )
 
 var cp *localkube.Cluster
@@ -38,77 +34,6 @@ func TestMain(m *testing.M) {
 	os.Exit(localkube.RunTests(m, localkube.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 	}, &cp))
-}
-
-// startALM runs the loops named by spec ("all", "catalog", "lifecycle", ...) in one manager, with options as the
-// tests use them, changed by mutate.
-func startALM(t *testing.T, spec string, mutate ...func(*loops.Options)) *harness.Manager {
-	t.Helper()
-	selected, err := loops.Select(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := loops.Options{Registry: registry.New(), Namespace: almNamespace, InstallTimeout: 20 * time.Second, CatalogResync: 2 * time.Second,
-		Bundles: loops.NewBundles(&image.BundleCache{Dir: t.TempDir()}, almNamespace)}
-	for _, m := range mutate {
-		m(&opts)
-	}
-	return harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
-		metrics.Watch(mgr.GetCache()) // as cmd/alm does
-		for _, l := range selected {
-			if err := l.Setup(mgr, opts); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// catalogSource creates a ConfigMap CatalogSource named name in namespace.
-func catalogSource(t *testing.T, c client.Client, namespace, name string) {
-	t.Helper()
-	cs := &operatorsv1alpha1.CatalogSource{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec:       operatorsv1alpha1.CatalogSourceSpec{DisplayName: "test catalog", ConfigMap: &operatorsv1alpha1.ConfigMapSource{}},
-	}
-	if err := c.Create(t.Context(), cs); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func appType(t *testing.T, c client.Client, namespace, pkg string, mutate ...func(*operatorsv1alpha1.AppType)) *operatorsv1alpha1.AppType {
-	t.Helper()
-	at := &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: pkg}, Spec: operatorsv1alpha1.AppTypeSpec{Package: pkg}}
-	for _, m := range mutate {
-		m(at)
-	}
-	if err := c.Create(t.Context(), at); err != nil {
-		t.Fatal(err)
-	}
-	return at
-}
-
-// waitAppType waits until the AppType reports installed version and Ready as given.
-func waitAppType(t *testing.T, c client.Client, namespace, name string, timeout time.Duration, check func(*operatorsv1alpha1.AppType) error) *operatorsv1alpha1.AppType {
-	t.Helper()
-	at := &operatorsv1alpha1.AppType{}
-	harness.Eventually(t, timeout, func() error {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, at); err != nil {
-			return err
-		}
-		return check(at)
-	})
-	return at
-}
-
-func installed(version string) func(*operatorsv1alpha1.AppType) error {
-	return func(at *operatorsv1alpha1.AppType) error {
-		ready := apimeta.IsStatusConditionTrue(at.Status.Conditions, operatorsv1alpha1.ConditionReady)
-		if at.Status.InstalledVersion != version || !ready {
-			return fmt.Errorf("AppType %s: installed %q ready %v (%v), want %s ready", at.Name, at.Status.InstalledVersion, ready, at.Status.Conditions, version)
-		}
-		return nil
-	}
 }
 
 func TestAppTypeInstallsNewestFittingAndUpgradesByReplaces(t *testing.T) {
@@ -318,3 +243,18 @@ func TestDeletionUnderEveryLoopSelection(t *testing.T) {
 		})
 	}
 }
+
+// startALM runs the loops named by spec in the test's process (loopstest.Start), with options changed by mutate.
+func startALM(t *testing.T, spec string, mutate ...func(*loops.Options)) *harness.Manager {
+	t.Helper()
+	return loopstest.Start(t, cp, almNamespace, spec, mutate...)
+}
+
+// What the tests declare and wait on, shared with test/workloads.
+var (
+	catalogSource = loopstest.CatalogSource
+	appType       = loopstest.AppType
+	waitAppType   = loopstest.WaitAppType
+	installed     = loopstest.Installed
+	waitOV        = loopstest.WaitOV
+)

@@ -18,21 +18,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
-	"github.com/almproject/alm/catalog/image"
 	"github.com/almproject/alm/controllers/loops"
-	"github.com/almproject/alm/controllers/metrics"
-	"github.com/almproject/alm/controllers/registry"
 	"github.com/almproject/alm/test/harness"
 	"github.com/almproject/alm/test/localenv"
 	"github.com/almproject/alm/test/localkube"
+	"github.com/almproject/alm/test/loopstest"
 )
 
 var (
@@ -96,86 +89,17 @@ func run(m *testing.M) int {
 	return code
 }
 
-// startALM runs the loops named by spec ("all", ...) in one manager in the test process, with options as the tests
-// use them, changed by mutate.
+// startALM runs the loops named by spec in the test's process (loopstest.Start), with options changed by mutate.
 func startALM(t *testing.T, spec string, mutate ...func(*loops.Options)) *harness.Manager {
 	t.Helper()
-	selected, err := loops.Select(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := loops.Options{Registry: registry.New(), Namespace: almNamespace, InstallTimeout: 20 * time.Second, CatalogResync: 2 * time.Second,
-		Bundles: loops.NewBundles(&image.BundleCache{Dir: t.TempDir()}, almNamespace)}
-	for _, m := range mutate {
-		m(&opts)
-	}
-	return harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
-		metrics.Watch(mgr.GetCache()) // as cmd/alm does
-		for _, l := range selected {
-			if err := l.Setup(mgr, opts); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return loopstest.Start(t, cp, almNamespace, spec, mutate...)
 }
 
-// catalogSource creates a ConfigMap CatalogSource named name in namespace.
-func catalogSource(t *testing.T, c client.Client, namespace, name string) {
-	t.Helper()
-	cs := &operatorsv1alpha1.CatalogSource{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec:       operatorsv1alpha1.CatalogSourceSpec{DisplayName: "test catalog", ConfigMap: &operatorsv1alpha1.ConfigMapSource{}},
-	}
-	if err := c.Create(t.Context(), cs); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func appType(t *testing.T, c client.Client, namespace, pkg string, mutate ...func(*operatorsv1alpha1.AppType)) *operatorsv1alpha1.AppType {
-	t.Helper()
-	at := &operatorsv1alpha1.AppType{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: pkg}, Spec: operatorsv1alpha1.AppTypeSpec{Package: pkg}}
-	for _, m := range mutate {
-		m(at)
-	}
-	if err := c.Create(t.Context(), at); err != nil {
-		t.Fatal(err)
-	}
-	return at
-}
-
-// waitAppType waits until the AppType passes check, and returns it.
-func waitAppType(t *testing.T, c client.Client, namespace, name string, timeout time.Duration, check func(*operatorsv1alpha1.AppType) error) *operatorsv1alpha1.AppType {
-	t.Helper()
-	at := &operatorsv1alpha1.AppType{}
-	harness.Eventually(t, timeout, func() error {
-		if err := c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, at); err != nil {
-			return err
-		}
-		return check(at)
-	})
-	return at
-}
-
-func installed(version string) func(*operatorsv1alpha1.AppType) error {
-	return func(at *operatorsv1alpha1.AppType) error {
-		ready := apimeta.IsStatusConditionTrue(at.Status.Conditions, operatorsv1alpha1.ConditionReady)
-		if at.Status.InstalledVersion != version || !ready {
-			return fmt.Errorf("AppType %s: installed %q ready %v (%v), want %s ready", at.Name, at.Status.InstalledVersion, ready, at.Status.Conditions, version)
-		}
-		return nil
-	}
-}
-
-// waitOV waits until OperatorVersion ns/name passes check, and returns it.
-func waitOV(t *testing.T, c client.Client, ns, name string, check func(*operatorsv1alpha1.OperatorVersion) error) *operatorsv1alpha1.OperatorVersion {
-	t.Helper()
-	ov := &operatorsv1alpha1.OperatorVersion{}
-	harness.Eventually(t, 60*time.Second, func() error {
-		if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, ov); err != nil {
-			return err
-		}
-		return check(ov)
-	})
-	return ov
-}
+// What the tests declare and wait on, shared with test/integration.
+var (
+	catalogSource = loopstest.CatalogSource
+	appType       = loopstest.AppType
+	waitAppType   = loopstest.WaitAppType
+	installed     = loopstest.Installed
+	waitOV        = loopstest.WaitOV
+)

@@ -8,12 +8,9 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,47 +33,6 @@ func probedDemo(pkg, v, replaces string, args ...string) harness.Demo {
 	return d
 }
 
-// sharedObjects are the objects every version of a namespaced Demo of pkg declares, keyed by kind.
-func sharedObjects(ns, pkg string) map[string]client.Object {
-	return map[string]client.Object{
-		"Deployment":     &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-operator"}},
-		"ServiceAccount": &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-operator"}},
-		"Service":        &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-metrics"}},
-		"ConfigMap":      &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pkg + "-config"}},
-	}
-}
-
-func objectUIDs(t *testing.T, c client.Client, objs map[string]client.Object) map[string]types.UID {
-	t.Helper()
-	out := map[string]types.UID{}
-	for k, obj := range objs {
-		if err := c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			t.Fatalf("%s: %v", k, err)
-		}
-		out[k] = obj.GetUID()
-	}
-	return out
-}
-
-func assertSameUIDs(t *testing.T, what string, before, after map[string]types.UID) {
-	t.Helper()
-	for k, uid := range before {
-		if after[k] != uid {
-			t.Errorf("%s: %s was re-created (UID %s -> %s)", what, k, uid, after[k])
-		}
-	}
-}
-
-// ovGone says whether the OperatorVersion ns/name does not exist.
-func ovGone(t *testing.T, c client.Client, ns, name string) bool {
-	t.Helper()
-	err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: name}, &operatorsv1alpha1.OperatorVersion{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
-	return apierrors.IsNotFound(err)
-}
-
 // Issue 22, rollback with real pods: 2.0.0 starts, takes over from 1.0.0 (1.0.0 collected), then its process
 // stops answering its readiness probe. With spec.rollback: Automatic and rollbackAfter 5s, ALM installs 1.0.0 again
 // through the hand-over (objects keep their UIDs), marks 2.0.0 (condition and status.rolledBack), does not offer it
@@ -96,13 +52,13 @@ func TestAutomaticRollbackAfterReadinessFails(t *testing.T) {
 		at.Spec.RollbackAfter = &metav1.Duration{Duration: 5 * time.Second}
 	})
 	waitAppType(t, c, ns, pkg, 2*time.Minute, installed("1.0.0"))
-	before := objectUIDs(t, c, sharedObjects(ns, pkg))
+	before := harness.ObjectUIDs(t, c, harness.SharedObjects(ns, pkg))
 
 	// 2.0.0 is ready for 20s after its process starts, long enough to take over; then /readyz answers 503.
 	harness.Publish(t, c, harness.WriteBundle(t, root, probedDemo(pkg, "2.0.0", "1.0.0", "--unready-after=20s")), "ops", ns)
 	waitAppType(t, c, ns, pkg, time.Minute, installed("2.0.0"))
 	v2 := waitOV(t, c, ns, pkg+".v2.0.0", func(ov *operatorsv1alpha1.OperatorVersion) error {
-		if ov.Status.TakenOver == nil || ov.Status.TakenOver.From != pkg+".v1.0.0" || !ovGone(t, c, ns, pkg+".v1.0.0") {
+		if ov.Status.TakenOver == nil || ov.Status.TakenOver.From != pkg+".v1.0.0" || !harness.OVGone(t, c, ns, pkg+".v1.0.0") {
 			return fmt.Errorf("%s: takenOver %+v; want it to have taken over from %s.v1.0.0, which is collected", ov.Name, ov.Status.TakenOver, pkg)
 		}
 		return nil
@@ -146,8 +102,8 @@ func TestAutomaticRollbackAfterReadinessFails(t *testing.T) {
 
 	// The hand-over went back: same objects, 1.0.0 owns them, runs 1.0.0's image, and 2.0.0 is collected.
 	harness.WaitGone(t, c, v2, time.Minute)
-	assertSameUIDs(t, "the rollback", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
-	dep := sharedObjects(ns, pkg)["Deployment"]
+	harness.AssertSameUIDs(t, "the rollback", before, harness.ObjectUIDs(t, c, harness.SharedObjects(ns, pkg)))
+	dep := harness.SharedObjects(ns, pkg)["Deployment"]
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(dep), dep); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +140,7 @@ func TestAutomaticRollbackAfterReadinessFails(t *testing.T) {
 		t.Errorf("availableUpgrade %q after the rollback, want none", at.Status.AvailableUpgrade)
 	}
 	holds(t, 3*time.Second, func() error {
-		if !ovGone(t, c, ns, pkg+".v2.0.0") || ovGone(t, c, ns, pkg+".v1.0.0") {
+		if !harness.OVGone(t, c, ns, pkg+".v2.0.0") || harness.OVGone(t, c, ns, pkg+".v1.0.0") {
 			return fmt.Errorf("after the rollback: %s.v2.0.0 exists again or %s.v1.0.0 is gone", pkg, pkg)
 		}
 		return nil
@@ -201,7 +157,7 @@ func TestAutomaticRollbackAfterReadinessFails(t *testing.T) {
 	if names := created(); slices.Contains(names, pkg+".v2.0.0") {
 		t.Errorf("OperatorVersions created after the rollback: %v; %s.v2.0.0 was rolled back and must not be installed again", names, pkg)
 	}
-	assertSameUIDs(t, "the upgrade to 2.0.1", before, objectUIDs(t, c, sharedObjects(ns, pkg)))
+	harness.AssertSameUIDs(t, "the upgrade to 2.0.1", before, harness.ObjectUIDs(t, c, harness.SharedObjects(ns, pkg)))
 }
 
 // watchCreated watches the OperatorVersions of ns from now on until the test ends; the function it returns lists
