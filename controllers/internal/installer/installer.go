@@ -427,7 +427,7 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 			explained, reason = in.explain(ctx, d, explained, reason)
 			out = append(out, explained)
 		}
-		if bad, why := rollout.DeploymentFailed(d); bad {
+		if bad, why := rollout.DeploymentFailedSince(d, appliedAt(ov, in.now())); bad {
 			if !ready { // with the pods' reason: a deadline says only that they did not become available in time
 				why = explained
 			}
@@ -435,6 +435,15 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 		}
 	}
 	return out, failed, reason, nil
+}
+
+// appliedAt is when ov's objects were applied (its Installed condition turned True), or now when they are applied
+// in this step: a rollout failure reported before that is an earlier spec's.
+func appliedAt(ov *operatorsv1alpha1.OperatorVersion, now time.Time) time.Time {
+	if c := apimeta.FindStatusCondition(ov.Status.Conditions, operatorsv1alpha1.ConditionInstalled); c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
+	return now
 }
 
 func (in *Installer) ensureFinalizer(ctx context.Context, ov *operatorsv1alpha1.OperatorVersion) error {

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -45,11 +46,20 @@ func DeploymentReady(d *appsv1.Deployment) (bool, string) {
 // DeploymentFailed says whether the rollout of a Deployment's current spec has failed: the deployment controller
 // reports Progressing=False with reason ProgressDeadlineExceeded.
 func DeploymentFailed(d *appsv1.Deployment) (bool, string) {
+	return DeploymentFailedSince(d, time.Time{})
+}
+
+// DeploymentFailedSince is DeploymentFailed, for a spec applied at since: a ProgressDeadlineExceeded condition last
+// updated before since is about an earlier spec's rollout. (Seen on a real cluster: when a new spec's ReplicaSet
+// exists already, the deployment controller observes the new generation before it replaces the old rollout's
+// ProgressDeadlineExceeded, so a good version read as failed for an instant.)
+func DeploymentFailedSince(d *appsv1.Deployment, since time.Time) (bool, string) {
 	if d.Status.ObservedGeneration < d.Generation {
 		return false, ""
 	}
 	for _, c := range d.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" &&
+			!c.LastUpdateTime.Time.Before(since) {
 			return true, fmt.Sprintf("Deployment %s: progress deadline exceeded: %s%s", d.Name, c.Message, AvailableDetail(d))
 		}
 	}

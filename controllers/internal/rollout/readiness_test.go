@@ -3,6 +3,7 @@ package rollout
 import (
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -65,5 +66,21 @@ func TestDeploymentFailed(t *testing.T) {
 				t.Fatalf("DeploymentFailed = %v, %q; want %v with the pods' reason", failed, why, tc.failed)
 			}
 		})
+	}
+}
+
+// A ProgressDeadlineExceeded left by an earlier spec's rollout does not fail the spec applied after it.
+func TestDeploymentFailedSince(t *testing.T) {
+	applied := time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "op", Generation: 3}, Status: appsv1.DeploymentStatus{ObservedGeneration: 3}}
+	for _, tc := range []struct {
+		updated time.Time
+		failed  bool
+	}{{applied.Add(-time.Second), false}, {applied, true}, {applied.Add(20 * time.Second), true}} {
+		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+			Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "op-1" has timed out progressing.`, LastUpdateTime: metav1.NewTime(tc.updated)}}
+		if failed, why := DeploymentFailedSince(d, applied); failed != tc.failed {
+			t.Errorf("condition updated %s, spec applied %s: failed %v (%s), want %v", tc.updated.Format(time.TimeOnly), applied.Format(time.TimeOnly), failed, why, tc.failed)
+		}
 	}
 }
