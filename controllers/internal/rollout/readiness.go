@@ -50,7 +50,8 @@ func DeploymentFailed(d *appsv1.Deployment) (bool, string) {
 }
 
 // DeploymentFailedSince is DeploymentFailed, for a spec applied at since: a ProgressDeadlineExceeded condition last
-// updated before since is about an earlier spec's rollout. (Seen on a real cluster: when a new spec's ReplicaSet
+// updated before since, or in the same second (both times have seconds only), is about an earlier spec's rollout;
+// this spec's own deadline passes later. (Seen on a real cluster: when a new spec's ReplicaSet
 // exists already, the deployment controller observes the new generation before it replaces the old rollout's
 // ProgressDeadlineExceeded, so a good version read as failed for an instant.)
 func DeploymentFailedSince(d *appsv1.Deployment, since time.Time) (bool, string) {
@@ -59,7 +60,7 @@ func DeploymentFailedSince(d *appsv1.Deployment, since time.Time) (bool, string)
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" &&
-			!c.LastUpdateTime.Time.Before(since) {
+			(since.IsZero() || c.LastUpdateTime.Time.After(since)) {
 			return true, fmt.Sprintf("Deployment %s: progress deadline exceeded: %s%s", d.Name, c.Message, AvailableDetail(d))
 		}
 	}

@@ -76,7 +76,7 @@ func TestDeploymentFailedSince(t *testing.T) {
 	for _, tc := range []struct {
 		updated time.Time
 		failed  bool
-	}{{applied.Add(-time.Second), false}, {applied, true}, {applied.Add(20 * time.Second), true}} {
+	}{{applied.Add(-time.Second), false}, {applied, false}, {applied.Add(20 * time.Second), true}} {
 		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
 			Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "op-1" has timed out progressing.`, LastUpdateTime: metav1.NewTime(tc.updated)}}
 		if failed, why := DeploymentFailedSince(d, applied); failed != tc.failed {
