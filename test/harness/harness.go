@@ -201,8 +201,16 @@ func MarkDeploymentAvailable(ctx context.Context, c client.Client, namespace, na
 
 // MarkDeploymentFailed does what the deployment controller does when a Deployment's pods never become available
 // within its progress deadline (e.g. they crash): Progressing=False, reason ProgressDeadlineExceeded, for the
-// current spec.
+// current spec. A real deadline passes progressDeadlineSeconds after the spec was applied, never in the same second
+// (condition times have seconds only, and ALM reads a deadline from the second of the apply as an earlier spec's), so
+// the condition is stamped after the next second boundary.
 func MarkDeploymentFailed(ctx context.Context, c client.Client, namespace, name, message string) error {
+	start := time.Now()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(start.Truncate(time.Second).Add(time.Second).Sub(start)):
+	}
 	d := &appsv1.Deployment{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, d); err != nil {
 		return err
