@@ -238,6 +238,30 @@ func (e *Env) Stop() {
 	}
 }
 
+// SavePodLogs copies every pod's logs (each container's, each restart's) from where the kubelet writes them, which
+// Stop removes, to StateDir/pod-logs, for a run that failed; it returns that directory.
+func (e *Env) SavePodLogs() (string, error) {
+	dest := filepath.Join(e.StateDir, "pod-logs")
+	root := filepath.Join(localnode.RootDir, "pods")
+	for path := range e.Logs("") {
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return "", err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue // rotated or removed since
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dest, rel)), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dest, rel), data, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return dest, nil
+}
+
 // Path is a path under the repository root.
 func (e *Env) Path(elem ...string) string {
 	return filepath.Join(append([]string{e.Root}, elem...)...)

@@ -69,7 +69,7 @@ func runChaos(m *testing.M) int {
 			_ = os.RemoveAll(stateDir)
 		} else {
 			fmt.Fprintf(os.Stderr, "chaos: the environment's logs (the cluster's env/kube.log, the node's env/node.log, "+
-				"the audit log) and the bundles are kept in %s\n", stateDir)
+				"the pods' env/pod-logs, the audit log) and the bundles are kept in %s\n", stateDir)
 		}
 	}()
 	if err := startEnv(); err != nil {
@@ -78,6 +78,11 @@ func runChaos(m *testing.M) int {
 	}
 	defer env.Stop()
 	code = m.Run()
+	if code != 0 || os.Getenv("ALM_CHAOS_KEEP") != "" {
+		if _, err := env.SavePodLogs(); err != nil {
+			fmt.Fprintln(os.Stderr, "chaos: saving the pods' logs:", err)
+		}
+	}
 	return code
 }
 
