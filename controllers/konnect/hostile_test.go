@@ -16,8 +16,8 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
-	"github.com/almproject/alm/test/konnectsim"
 	"github.com/almproject/alm/test/docscheck"
+	"github.com/almproject/alm/test/konnectsim"
 )
 
 // hostileRow is one hostile input to the Konnect operator. Either the API server refuses the object (admission:
