@@ -34,8 +34,14 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: build
-build: ## Build alm, almctl and konnect-operator into bin/.
+build: ## Build alm, almctl (also as kubectl-alm) and konnect-operator into bin/.
 	go build -o $(BIN)/ ./cmd/...
+
+# almctl is also the kubectl plugin kubectl-alm (`kubectl alm ...`): the same program under kubectl's plugin name.
+build: kubectl-alm
+.PHONY: kubectl-alm
+kubectl-alm: ## Build bin/kubectl-alm: almctl as a kubectl plugin (kubectl finds it on PATH).
+	go build -o $(BIN)/kubectl-alm ./cmd/almctl
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code for the APIs.
@@ -71,10 +77,26 @@ konnect-operations: ## Write docs/konnect-operations.md: the Konnect API operati
 
 .PHONY: verify
 verify: generate manifests ## Regenerate code, manifests, bundles and the chart's files and fail if anything changed.
-	@$(MAKE) --no-print-directory bundles chart >/dev/null
-	@if [ -n "$$(git status --porcelain -- apis config bundles charts)" ]; then \
-		echo "generated files are out of date; run 'make generate manifests bundles chart' and commit:"; \
-		git status --porcelain -- apis config bundles charts; git --no-pager diff --stat -- apis config bundles charts; exit 1; fi
+	@$(MAKE) --no-print-directory bundles chart docs >/dev/null
+	@if [ -n "$$(git status --porcelain -- apis config bundles charts $(REFERENCE))" ]; then \
+		echo "generated files are out of date; run 'make generate manifests bundles chart docs' and commit:"; \
+		git status --porcelain -- apis config bundles charts $(REFERENCE); git --no-pager diff --stat -- apis config bundles charts $(REFERENCE); exit 1; fi
+
+##@ Reference pages
+
+# The generated pages of docs/reference: the API from the Go types (hack/apidocs), almctl from its commands, the
+# managers' flags from their flag sets. make verify regenerates them and fails when they changed.
+REFERENCE := docs/reference/api.md docs/reference/almctl.md docs/reference/flags.md
+
+.PHONY: docs
+docs: ## Generate docs/reference/{api,almctl,flags}.md from the code (make verify checks them).
+	go run ./hack/apidocs/cmd/apidocs api -out docs/reference/api.md -title "API reference" \
+		apis/operators/v1alpha1 apis/konnect/v1alpha1 apis/konnect/v1alpha2 apis/configuration/v1alpha1 apis/configuration/v1beta1 apis/configuration/v1
+	go run ./cmd/almctl reference > docs/reference/almctl.md
+	@tmp=$$(mktemp -d); TMPDIR=/tmp go run ./cmd/alm --help > $$tmp/alm; TMPDIR=/tmp go run ./cmd/konnect-operator --help > $$tmp/konnect; \
+		go run ./hack/apidocs/cmd/apidocs flags -out docs/reference/flags.md -title "Manager flags" \
+		-intro "The flags of ALM's manager and of the Konnect operator, from their flag sets (\`--help\`). [The managers](manager.md) explains how they run; the deploy manifests set them in \`config/manager\` and the Helm chart's values." \
+		alm=$$tmp/alm konnect-operator=$$tmp/konnect; rm -rf $$tmp
 
 ##@ Helm chart
 

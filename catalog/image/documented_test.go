@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/almproject/alm/test/readmecheck"
+	"github.com/almproject/alm/test/docscheck"
 )
 
-// TestHostileImagesDocumented: every hostile row is listed under "Hostile inputs" in the top-level README, and every
-// TestHostileImagesRefused case a README row names exists.
+// TestHostileImagesDocumented: every hostile row is listed under the hostile-inputs reference (docs/reference/hostile-inputs.md), and every
+// TestHostileImagesRefused case a row there names exists.
 func TestHostileImagesDocumented(t *testing.T) {
-	rows, err := readmecheck.HostileRows("../../README.md")
+	rows, err := docscheck.HostileRows("../../" + docscheck.HostilePage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func TestHostileImagesDocumented(t *testing.T) {
 	for _, row := range hostileRows() {
 		names = append(names, strings.ReplaceAll(row.name, " ", "_"))
 	}
-	for _, p := range readmecheck.CrossCheck(rows, "TestHostileImagesRefused", "catalog/", names) {
+	for _, p := range docscheck.CrossCheck(rows, "TestHostileImagesRefused", "catalog/", names) {
 		t.Error(p)
 	}
 }

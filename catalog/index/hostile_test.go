@@ -20,7 +20,7 @@ import (
 	"github.com/almproject/alm/catalog/fbc"
 	"github.com/almproject/alm/catalog/internal/cattest"
 	"github.com/almproject/alm/catalog/policy"
-	"github.com/almproject/alm/test/readmecheck"
+	"github.com/almproject/alm/test/docscheck"
 )
 
 const hostileCSV = "bad/1.0.0/manifests/bad.v1.0.0.clusterserviceversion.yaml"
@@ -68,7 +68,7 @@ func crdIn(group string) string {
 
 // TestHostileInput: each case makes package "bad" of a catalog hostile. The rule is reported with the file and a
 // detail naming the object and field; an error excludes the bundle, a warning keeps it; the good package beside it
-// always resolves. Every row is listed under "Hostile inputs" in the top-level README.
+// always resolves. Every row is listed under the hostile-inputs reference (docs/reference/hostile-inputs.md).
 func TestHostileInput(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -414,42 +414,42 @@ func TestHostileConfigMaps(t *testing.T) {
 	}
 }
 
-// The bounds every row of TestHostileInput is held to (README rows 6 to 10 state them; TestHostileBoundsDocumented).
+// The bounds every row of TestHostileInput is held to (the hostile-inputs reference, rows 6 to 10, state them; TestHostileBoundsDocumented).
 const (
 	hostileLoadLimit  = time.Second
 	hostileAllocLimit = 200 << 20
 )
 
-// assertDocumented checks that the "Hostile inputs" table of the top-level README and the cases of a test agree:
+// assertDocumented checks that the hostile-inputs reference (docs/reference/hostile-inputs.md) and the cases of a test agree:
 // every case has a row, and every case a row names exists.
 func assertDocumented(t *testing.T, test string, names []string) {
 	t.Helper()
-	rows, err := readmecheck.HostileRows("../../README.md")
+	rows, err := docscheck.HostileRows("../../" + docscheck.HostilePage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range readmecheck.CrossCheck(rows, test, "", names) {
+	for _, p := range docscheck.CrossCheck(rows, test, "", names) {
 		t.Error(p)
 	}
 }
 
-// TestHostileBoundsDocumented: the README states the time and memory bounds of the parser rows exactly as
+// TestHostileBoundsDocumented: the hostile-inputs reference states the time and memory bounds of the parser rows exactly as
 // TestHostileInput asserts them, and no row claims a speed that no test asserts.
 func TestHostileBoundsDocumented(t *testing.T) {
-	rows, err := readmecheck.HostileRows("../../README.md")
+	rows, err := docscheck.HostileRows("../../" + docscheck.HostilePage)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bound := fmt.Sprintf("in under %s and %d MB allocated (asserted", hostileLoadLimit, hostileAllocLimit>>20)
+	bound := fmt.Sprintf("in ≤ %s and ≤ %d MB allocated (asserted", hostileLoadLimit, hostileAllocLimit>>20)
 	for _, name := range []string{"yaml-alias-bomb-manifest", "deeply-nested-yaml"} {
-		row := readmecheck.RowNaming(rows, "TestHostileInput/"+name)
+		row := docscheck.RowNaming(rows, "TestHostileInput/"+name)
 		if row == nil || !strings.Contains(row.Text, bound) {
-			t.Errorf("README.md, Hostile inputs: the row of TestHostileInput/%s must state %q", name, bound)
+			t.Errorf("%s: the row of TestHostileInput/%s must state %q", docscheck.HostilePage, name, bound)
 		}
 	}
 	for _, r := range rows {
 		if strings.Contains(r.Text, "in milliseconds") {
-			t.Errorf("README.md, Hostile inputs row %d says \"in milliseconds\", which no test asserts", r.Number)
+			t.Errorf("%s row %d says \"in milliseconds\", which no test asserts", docscheck.HostilePage, r.Number)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -30,6 +31,9 @@ func (e *exitError) Error() string { return e.msg }
 
 func main() {
 	root := newRootCommand(os.Stdout, os.Stderr)
+	if filepath.Base(os.Args[0]) == "kubectl-alm" {
+		root.Use = "kubectl alm" // run by kubectl's plugin discovery: usage lines say how it was called
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := root.ExecuteContext(ctx)
 	stop()
@@ -59,6 +63,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	addKubeFlags(root)
 	root.PersistentFlags().BoolVarP(&verbose, "verbose", "v", false, "list every problem, including the one-line summaries (bundles without spec.minKubeVersion)")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -69,6 +74,7 @@ func newRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	cat := &cobra.Command{Use: "catalog", Short: "Work with a catalog: a directory (bundle directories and File-Based Catalog files) or a catalog image"}
 	cat.AddCommand(newRenderCommand(), newResolveCommand(), newGraphCommand(), newMigrateCommand(), newCatalogPushCommand())
 	root.AddCommand(bundle, cat, newPublishCommand(), newStatusCommand(), newUpgradeCommand())
+	root.AddCommand(newReferenceCommand(root))
 	return root
 }
 

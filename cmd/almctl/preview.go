@@ -97,7 +97,6 @@ func (f *imageFlags) pullBundle(ctx context.Context, ref string) (string, error)
 
 func newUpgradeCommand() *cobra.Command {
 	upgrade := &cobra.Command{Use: "upgrade", Short: "Look at the upgrade a cluster offers an AppType"}
-	var namespace, kubeconfig string
 	preview := &cobra.Command{
 		Use:   "preview APPTYPE [-n NAMESPACE]",
 		Short: "Show what the upgrade offered to an AppType would change",
@@ -106,7 +105,7 @@ func newUpgradeCommand() *cobra.Command {
 			"approves exactly this preview.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, ns, err := restConfig(kubeconfig, namespace)
+			cfg, ns, err := restConfig()
 			if err != nil {
 				return failed(err)
 			}
@@ -123,8 +122,6 @@ func newUpgradeCommand() *cobra.Command {
 			return writeUpgradePreview(cmd, at)
 		},
 	}
-	preview.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the AppType (default: the kubeconfig context's)")
-	preview.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	upgrade.AddCommand(preview)
 	return upgrade
 }

@@ -20,7 +20,7 @@ import (
 )
 
 func newPublishCommand() *cobra.Command {
-	var catalogName, namespace, kubeconfig string
+	var catalogName string
 	var force, noCreateSource bool
 	cmd := &cobra.Command{
 		Use:   "publish BUNDLE_DIR --catalog NAME [-n NAMESPACE]",
@@ -40,7 +40,7 @@ func newPublishCommand() *cobra.Command {
 			if b == nil {
 				return &exitError{code: 1, msg: "the bundle is not valid; nothing published"}
 			}
-			cms, c, ns, err := configMaps(kubeconfig, namespace)
+			cms, c, ns, err := configMaps()
 			if err != nil {
 				return failed(err)
 			}
@@ -61,8 +61,6 @@ func newPublishCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&catalogName, "catalog", "", "catalog name: the ConfigMap label operators.alm.dev/catalog (required)")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace of the catalog (default: the kubeconfig context's)")
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite a published bundle whose content differs")
 	cmd.Flags().BoolVar(&noCreateSource, "no-create-source", false,
 		"do not create the ConfigMap CatalogSource NAME when the namespace has none; say how to create it instead")
@@ -72,8 +70,8 @@ func newPublishCommand() *cobra.Command {
 
 // configMaps is the ConfigMap client of the namespace (default: the kubeconfig context's) in the cluster of the
 // kubeconfig (default: $KUBECONFIG or ~/.kube/config), the client of ALM's API there, and the namespace.
-func configMaps(kubeconfig, namespace string) (typedcorev1.ConfigMapInterface, client.Client, string, error) {
-	cfg, namespace, err := restConfig(kubeconfig, namespace)
+func configMaps() (typedcorev1.ConfigMapInterface, client.Client, string, error) {
+	cfg, namespace, err := restConfig()
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -24,7 +24,6 @@ type clusterState struct {
 }
 
 func newStatusCommand() *cobra.Command {
-	var namespace, kubeconfig string
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "status [APPTYPE] [-n NAMESPACE | -A]",
@@ -36,10 +35,10 @@ func newStatusCommand() *cobra.Command {
 			"OperatorVersions and catalog, the objects the installed version owns, and recent events.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if all && (len(args) > 0 || namespace != "") {
+			if all && (len(args) > 0 || explicitNamespace() != "") {
 				return &exitError{code: 2, msg: "-A lists every namespace; it does not go with -n or an APPTYPE"}
 			}
-			cfg, ns, err := restConfig(kubeconfig, namespace)
+			cfg, ns, err := restConfig()
 			if err != nil {
 				return failed(err)
 			}
@@ -67,9 +66,7 @@ func newStatusCommand() *cobra.Command {
 			return writeDetail(cmd.OutOrStdout(), st)
 		},
 	}
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "namespace (default: the kubeconfig context's)")
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "every namespace")
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
 	return cmd
 }
 

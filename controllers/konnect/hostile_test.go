@@ -16,8 +16,8 @@ import (
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
+	"github.com/almproject/alm/test/docscheck"
 	"github.com/almproject/alm/test/konnectsim"
-	"github.com/almproject/alm/test/readmecheck"
 )
 
 // hostileRow is one hostile input to the Konnect operator. Either the API server refuses the object (admission:
@@ -240,10 +240,10 @@ func hugeRows() []hostileRow {
 	}
 }
 
-// Every row is listed under "Hostile inputs" in the top-level README, and every TestHostileKonnect case a README row
+// Every row is listed under the hostile-inputs reference (docs/reference/hostile-inputs.md), and every TestHostileKonnect case a row there
 // names exists (runs with -short too).
 func TestHostileKonnectDocumented(t *testing.T) {
-	rows, err := readmecheck.HostileRows("../../README.md")
+	rows, err := docscheck.HostileRows("../../" + docscheck.HostilePage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestHostileKonnectDocumented(t *testing.T) {
 	for _, row := range hostileRows() {
 		names = append(names, row.name)
 	}
-	for _, p := range readmecheck.CrossCheck(rows, "TestHostileKonnect", "", names) {
+	for _, p := range docscheck.CrossCheck(rows, "TestHostileKonnect", "", names) {
 		t.Error(p)
 	}
 }

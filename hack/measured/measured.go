@@ -1,6 +1,6 @@
 // Package measured keeps docs/measured.md, the one file every measured figure of the project comes from. `make bench`
 // and `make test-chaos` each write their table there as a section headed by the exact command, the date, the commit
-// and the machine; the README quotes the file by pointing at its rows (test/readmecheck holds it to that).
+// and the machine; documents quote the file by naming its rows (test/docscheck holds them to that).
 //
 // A section is delimited by HTML comments naming its command, so a run replaces only its own section: a full
 // `make bench` replaces every bench section (a narrowed run's included), a narrowed one only the section of the same
@@ -28,9 +28,9 @@ type Header struct {
 const intro = `# Measured figures
 
 Generated: ` + "`make bench`" + ` and ` + "`make test-chaos`" + ` each replace their own section of this file with the table they
-printed, headed by the exact command, the date, the commit and the machine. Do not edit it by hand; the README
-quotes it by pointing at rows, and ` + "`go test ./test/readmecheck`" + ` fails when the README states a measured figure this file
-does not hold.
+printed, headed by the exact command, the date, the commit and the machine. Do not edit it by hand; documents
+quote it by naming its rows, and ` + "`go test ./test/docscheck`" + ` fails when a document states a measured figure that is not
+its row's value here.
 `
 
 // Update writes table into the section of h.Command in the file at path (created when missing). kind is the

@@ -1,7 +1,8 @@
-// Package readmecheck holds the checks that keep the top-level README honest: the "Hostile inputs" table and the
-// tests it names agree in both directions, and every measured figure the README states comes from the generated
-// figures file. Tests of other packages call it; it reads files and imports nothing of ALM's.
-package readmecheck
+// Package docscheck holds the checks that keep the documents (README.md, CONTRIBUTING.md, docs/) honest: every
+// relative link and #anchor resolves, every measured figure is a named row of docs/measured.md and equals it, and
+// the hostile-inputs table and the tests it names agree in both directions. Tests of other packages call it; it
+// reads files and imports nothing of ALM's.
+package docscheck
 
 import (
 	"bufio"
@@ -13,7 +14,10 @@ import (
 	"strings"
 )
 
-// HostileRow is one row of the README's "Hostile inputs" table.
+// HostilePage is the hostile-inputs reference, relative to the module root.
+const HostilePage = "docs/reference/hostile-inputs.md"
+
+// HostileRow is one row of the hostile-inputs table (HostilePage).
 type HostileRow struct {
 	// Number is the row's number (the first column).
 	Number int
@@ -25,23 +29,19 @@ type HostileRow struct {
 
 var testRef = regexp.MustCompile("`(Test[A-Za-z0-9_]+(?:/[^`]+)?)`")
 
-// HostileRows reads the numbered rows of the table under "## Hostile inputs" of the README at path.
+// HostileRows reads the numbered rows of the hostile-inputs table of the page at path (HostilePage from the test's
+// directory).
 func HostileRows(path string) ([]HostileRow, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var rows []HostileRow
-	section := false
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "## ") {
-			section = line == "## Hostile inputs"
-			continue
-		}
-		if !section || !strings.HasPrefix(line, "| ") {
+		if !strings.HasPrefix(line, "| ") {
 			continue
 		}
 		cells := strings.Split(line, " | ")
@@ -56,12 +56,12 @@ func HostileRows(path string) ([]HostileRow, error) {
 		rows = append(rows, row)
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s: no numbered rows under \"## Hostile inputs\"", path)
+		return nil, fmt.Errorf("%s: no numbered table rows", path)
 	}
 	return rows, sc.Err()
 }
 
-// CrossCheck compares the README's hostile rows with the cases of one test, in both directions: every case is named
+// CrossCheck compares the hostile rows with the cases of one test, in both directions: every case is named
 // by a row (as `test/case`), and every `test/...` a row names is a case. prefix is what comes between the test's
 // name and the case (e.g. "catalog/" for TestHostileImagesRefused). It returns one line per disagreement.
 func CrossCheck(rows []HostileRow, test, prefix string, cases []string) []string {
@@ -78,13 +78,13 @@ func CrossCheck(rows []HostileRow, test, prefix string, cases []string) []string
 			}
 			named[ref] = true
 			if !want[ref] {
-				problems = append(problems, fmt.Sprintf("README.md, Hostile inputs row %d names `%s`, which %s has no case for", r.Number, ref, test))
+				problems = append(problems, fmt.Sprintf(HostilePage+" row %d names `%s`, which %s has no case for", r.Number, ref, test))
 			}
 		}
 	}
 	for _, c := range cases {
 		if ref := test + "/" + prefix + c; !named[ref] {
-			problems = append(problems, fmt.Sprintf("README.md, Hostile inputs: no row names `%s`", ref))
+			problems = append(problems, fmt.Sprintf(HostilePage+": no row names `%s`", ref))
 		}
 	}
 	return problems
