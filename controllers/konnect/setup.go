@@ -142,7 +142,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := entity.Setup(ctx, mgr, kinds.ControlPlane(), kindOpts); err != nil {
 		return err
 	}
-	if err := entity.Setup(ctx, mgr, kinds.Service(), kindOpts); err != nil {
+	if err := entity.Setup(ctx, mgr, kinds.Service(installed.gateway), kindOpts); err != nil {
 		return err
 	}
 	if err := entity.Setup(ctx, mgr, kinds.Route(), kindOpts); err != nil {
@@ -283,7 +283,7 @@ func retaggersOf(mgr manager.Manager, opts Options) ([]retag.Retagger, error) {
 		return nil, err
 	}
 	add(retag.For(c, rs, kinds.ControlPlane(), clients, scheme))
-	add(retag.For(c, rs, kinds.Service(), clients, scheme))
+	add(retag.For(c, rs, kinds.Service(installed.gateway), clients, scheme))
 	add(retag.For(c, rs, kinds.Route(), clients, scheme))
 	add(retag.For(c, rs, kinds.Consumer(installed.consumerGroups), clients, scheme))
 	if installed.consumerGroups {

@@ -15,15 +15,31 @@ type ObjectNameRef struct {
 	Name string `json:"name"`
 }
 
-// SecretNamespacedRef names a Secret; only the referrer's own namespace is supported.
-// +kubebuilder:validation:XValidation:rule="!has(self.__namespace__) || size(self.__namespace__) == 0",message="cross-namespace references are not supported: leave namespace empty"
+// SecretNamespacedRef names a Secret, in the referrer's namespace or (where a KongReferenceGrant there allows the
+// referrer's kind to read Secrets) in another.
 type SecretNamespacedRef struct {
 	// name of the Secret.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
-	// namespace of the Secret; only the referrer's namespace is supported.
+	// namespace of the Secret; the referrer's own when empty. Another namespace is used only where a
+	// KongReferenceGrant in it allows the referrer's kind from the referrer's namespace to Secrets (group core).
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace *string `json:"namespace,omitempty"`
+}
+
+// NamespacedRef names an object of a kind the field implies, in the referrer's namespace or (where a
+// KongReferenceGrant there allows it) in another (Kong's operator's NamespacedRef).
+type NamespacedRef struct {
+	// name of the referenced object.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// namespace of the referenced object; the referrer's own when empty. Another namespace is used only where a
+	// KongReferenceGrant in it allows the referrer's kind from the referrer's namespace.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	Namespace *string `json:"namespace,omitempty"`

@@ -81,6 +81,17 @@ type KongServiceSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
 	Adopt *AdoptOptions `json:"adopt,omitempty"`
+	// clientCertificateRef names the KongCertificate presented as client certificate to the upstream over TLS
+	// (Konnect's client_certificate). It must be in the service's control plane; in another namespace a
+	// KongReferenceGrant there must allow KongService from this namespace to KongCertificate.
+	// +optional
+	ClientCertificateRef *NamespacedRef `json:"clientCertificateRef,omitempty"`
+	// caCertificateRefs name the KongCACertificates that verify the upstream's TLS certificate (Konnect's
+	// ca_certificates), under the same rules as clientCertificateRef (to KongCACertificate).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	CACertificateRefs []NamespacedRef `json:"caCertificateRefs,omitempty"`
 
 	KongServiceAPISpec `json:",inline"`
 }
@@ -92,7 +103,8 @@ type KongServiceStatus struct {
 	Konnect                    *KonnectEntityStatusWithControlPlaneRef `json:"konnect,omitempty"`
 	konnectv1alpha1.SyncStatus `json:",inline"`
 
-	// conditions: Programmed, ControlPlaneRefValid, APIAuthRefValid.
+	// conditions: Programmed, ControlPlaneRefValid, APIAuthRefValid, and with certificate references
+	// KongCertificateRefValid and KongCACertificateRefsValid.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -11,7 +11,8 @@ type KongUpstreamAPISpec struct {
 	// +optional
 	// +kubebuilder:validation:Enum=round-robin;consistent-hashing;least-connections;latency;sticky-sessions
 	Algorithm *string `json:"algorithm,omitempty"`
-	// client_certificate is the certificate (by Konnect ID) presented to the upstream servers.
+	// client_certificate is the certificate (by Konnect ID) presented to the upstream servers. Deprecated in Kong's
+	// operator: use clientCertificateRef.
 	// +optional
 	ClientCertificate *EntityIDRef `json:"client_certificate,omitempty"`
 	// hash_fallback is the hashing input when hash_on gives none.
@@ -83,6 +84,7 @@ type EntityIDRef struct {
 
 // KongUpstreamSpec declares an upstream in a Konnect control plane.
 // +kubebuilder:validation:XValidation:rule="!has(self.controlPlaneRef) ? true : self.controlPlaneRef.type != 'kic'",message="KIC is not supported as control plane"
+// +kubebuilder:validation:XValidation:rule="!(has(self.client_certificate) && has(self.clientCertificateRef))",message="client_certificate and clientCertificateRef are mutually exclusive"
 type KongUpstreamSpec struct {
 	// controlPlaneRef is the control plane the upstream lives in (type konnectNamespacedRef).
 	// +required
@@ -94,6 +96,11 @@ type KongUpstreamSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
 	Adopt *AdoptOptions `json:"adopt,omitempty"`
+	// clientCertificateRef names the KongCertificate presented to the upstream servers (Konnect's
+	// client_certificate). It must be in the upstream's control plane; in another namespace a KongReferenceGrant
+	// there must allow KongUpstream from this namespace to KongCertificate.
+	// +optional
+	ClientCertificateRef *NamespacedRef `json:"clientCertificateRef,omitempty"`
 }
 
 // KongUpstreamStatus is the upstream's state in Konnect.

@@ -80,8 +80,12 @@ const (
 const (
 	// ConditionKongUpstreamRefValid is True when a KongTarget's KongUpstream exists in Konnect.
 	ConditionKongUpstreamRefValid = "KongUpstreamRefValid"
-	// ConditionKongCertificateRefValid is True when a KongSNI's KongCertificate exists in Konnect.
+	// ConditionKongCertificateRefValid is True when a KongSNI's KongCertificate exists in Konnect (or the client
+	// certificate of a KongService or KongUpstream does, in its control plane).
 	ConditionKongCertificateRefValid = "KongCertificateRefValid"
+	// ConditionKongCACertificateRefsValid is True when every KongCACertificate a KongService names exists in
+	// Konnect in the service's control plane.
+	ConditionKongCACertificateRefsValid = "KongCACertificateRefsValid"
 	// ConditionKeySetRefValid is True when a KongKey's KongKeySet exists in Konnect (or the key is in no set).
 	ConditionKeySetRefValid = "KeySetRefValid"
 	// ConditionSecretRefValid is True when the Secret a certificate reads its PEM data from exists and has the keys.

@@ -13,6 +13,10 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 )
 
+// CoreGroup is how a grant names the core API group (of Secrets), as in Kong's operator: a grant's group cannot be
+// empty.
+const CoreGroup = "core"
+
 // From is the object that holds a reference: its group, kind and namespace ("" when it is cluster-scoped).
 type From struct {
 	Group, Kind, Namespace string

@@ -63,12 +63,20 @@ type credential struct {
 	body    map[string]any
 }
 
+// credentialAliases are other names of a credential type: Kong's Konnect reconciler labels HMAC credential
+// Secrets konghq.com/credential=hmac where Kong Ingress Controller says hmac-auth; both are accepted.
+var credentialAliases = map[string]konnectapi.CredentialType{"hmac": konnectapi.CredentialHMACAuth}
+
 // credentialType reads a Secret's credential type.
 func credentialType(s *corev1.Secret) string {
-	if t := s.Labels[CredentialLabel]; t != "" {
-		return t
+	t := s.Labels[CredentialLabel]
+	if t == "" {
+		t = string(s.Data[legacyCredentialTypeKey])
 	}
-	return string(s.Data[legacyCredentialTypeKey])
+	if alias, ok := credentialAliases[t]; ok {
+		return string(alias)
+	}
+	return t
 }
 
 // credentialBody turns a Secret into the credential's Konnect body, or says what is wrong with it (a message for the

@@ -68,6 +68,7 @@ func TestCredentialBody(t *testing.T) {
 		{"jwt with optional fields", secret("jwt", map[string]string{"key": "k", "algorithm": "RS256", "rsa_public_key": "pem"}), map[string]any{"key": "k", "algorithm": "RS256", "rsa_public_key": "pem"}, ""},
 		{"acl", secret("acl", map[string]string{"group": "admins"}), map[string]any{"group": "admins"}, ""},
 		{"hmac-auth", secret("hmac-auth", map[string]string{"username": "u"}), map[string]any{"username": "u"}, ""},
+		{"hmac, as Kong's Konnect reconciler labels it", secret("hmac", map[string]string{"username": "u", "secret": "s"}), map[string]any{"username": "u", "secret": "s"}, ""},
 		{"missing field", secret("basic-auth", map[string]string{"username": "u"}), nil, `Secret ns/s: a basic-auth credential needs data key "password"`},
 		{"no type", secret("", map[string]string{"key": "k"}), nil, "Secret ns/s has no label konghq.com/credential"},
 		{"unsupported type", secret("oauth2", nil), nil, `credential type "oauth2" is not supported`},

@@ -12,6 +12,7 @@ import (
 
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/grants"
 	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
@@ -48,14 +49,8 @@ func Certificate() entity.Kind[*configurationv1alpha1.KongCertificate] {
 	}
 	follow := readingSecret(&configurationv1alpha1.KongCertificateList{}, func(l client.ObjectList) []client.Object {
 		return objects(l.(*configurationv1alpha1.KongCertificateList).Items)
-	}, func(o client.Object) []string {
-		var names []string
-		for _, ref := range []*configurationv1alpha1.SecretNamespacedRef{o.(obj).Spec.SecretRef, o.(obj).Spec.SecretRefAlt} {
-			if ref != nil {
-				names = append(names, ref.Name)
-			}
-		}
-		return names
+	}, func(o client.Object) []*configurationv1alpha1.SecretNamespacedRef {
+		return []*configurationv1alpha1.SecretNamespacedRef{o.(obj).Spec.SecretRef, o.(obj).Spec.SecretRefAlt}
 	})
 	return entity.Kind[obj]{Mapping: m, Hashed: hashed, Follows: []entity.Follow{{Target: &corev1.Secret{}, Map: follow}}}
 }
@@ -67,9 +62,10 @@ func resolveCertificate(ctx context.Context, c client.Reader, o *configurationv1
 		return refs, checks, err
 	}
 	m := &material{fields: map[string]any{}}
-	check, err := m.readSecret(ctx, c, o.Namespace, o.Spec.SecretRef, []string{secretKeyCert, secretKeyKey}, []string{"cert", "key"})
+	from := grants.From{Group: configurationv1alpha1.GroupVersion.Group, Kind: "KongCertificate", Namespace: o.Namespace}
+	check, err := m.readSecret(ctx, c, from, o.Spec.SecretRef, []string{secretKeyCert, secretKeyKey}, []string{"cert", "key"})
 	if err == nil && check.OK && o.Spec.SecretRefAlt != nil {
-		check, err = m.readSecret(ctx, c, o.Namespace, o.Spec.SecretRefAlt, []string{secretKeyCert, secretKeyKey}, []string{"cert_alt", "key_alt"})
+		check, err = m.readSecret(ctx, c, from, o.Spec.SecretRefAlt, []string{secretKeyCert, secretKeyKey}, []string{"cert_alt", "key_alt"})
 	}
 	if err != nil || !check.OK {
 		return entity.Refs{}, append(checks, check), err
@@ -123,11 +119,8 @@ func CACertificate() entity.Kind[*configurationv1alpha1.KongCACertificate] {
 	}
 	follow := readingSecret(&configurationv1alpha1.KongCACertificateList{}, func(l client.ObjectList) []client.Object {
 		return objects(l.(*configurationv1alpha1.KongCACertificateList).Items)
-	}, func(o client.Object) []string {
-		if ref := o.(obj).Spec.SecretRef; ref != nil {
-			return []string{ref.Name}
-		}
-		return nil
+	}, func(o client.Object) []*configurationv1alpha1.SecretNamespacedRef {
+		return []*configurationv1alpha1.SecretNamespacedRef{o.(obj).Spec.SecretRef}
 	})
 	return entity.Kind[obj]{Mapping: m, Hashed: hashed, Follows: []entity.Follow{{Target: &corev1.Secret{}, Map: follow}}}
 }
@@ -139,7 +132,8 @@ func resolveCACertificate(ctx context.Context, c client.Reader, o *configuration
 		return refs, checks, err
 	}
 	m := &material{fields: map[string]any{}}
-	check, err := m.readSecret(ctx, c, o.Namespace, o.Spec.SecretRef, []string{secretKeyCACert}, []string{"cert"})
+	from := grants.From{Group: configurationv1alpha1.GroupVersion.Group, Kind: "KongCACertificate", Namespace: o.Namespace}
+	check, err := m.readSecret(ctx, c, from, o.Spec.SecretRef, []string{secretKeyCACert}, []string{"cert"})
 	if err != nil || !check.OK {
 		return entity.Refs{}, append(checks, check), err
 	}

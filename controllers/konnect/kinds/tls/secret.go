@@ -12,6 +12,7 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/grants"
 )
 
 // Keys of the PEM data in a Secret, as Kong's operator reads them.
@@ -29,11 +30,13 @@ type material struct {
 }
 
 // readSecret reads the keys of the Secret ref names into fields (keys[i] into fields[names[i]]) and adds the Secret
-// to m. Nothing of a Secret's values appears in a message.
-func (m *material) readSecret(ctx context.Context, c client.Reader, namespace string, ref *configurationv1alpha1.SecretNamespacedRef, keys, names []string) (entity.RefCheck, error) {
+// to m. A Secret in another namespace than from's is read only where a KongReferenceGrant there allows from's kind
+// to Secrets (Kong's operator's rule). Nothing of a Secret's values appears in a message.
+func (m *material) readSecret(ctx context.Context, c client.Reader, from grants.From, ref *configurationv1alpha1.SecretNamespacedRef, keys, names []string) (entity.RefCheck, error) {
 	check := entity.RefCheck{Type: konnectv1alpha1.ConditionSecretRefValid}
-	if ref.Namespace != nil && *ref.Namespace != "" && *ref.Namespace != namespace {
-		check.Message = fmt.Sprintf("Secret %s/%s is in another namespace: only this object's namespace is supported", *ref.Namespace, ref.Name)
+	namespace := secretNamespace(from.Namespace, ref)
+	if denied := grants.Check(ctx, c, from, grants.To{Group: grants.CoreGroup, Kind: "Secret", Namespace: namespace, Name: ref.Name}); denied != "" {
+		check.Reason, check.Message = konnectv1alpha1.ReasonRefNotPermitted, denied
 		return check, nil
 	}
 	s := &corev1.Secret{}
@@ -52,7 +55,11 @@ func (m *material) readSecret(ctx context.Context, c client.Reader, namespace st
 		}
 		m.fields[names[i]] = string(v)
 	}
-	m.secrets = append(m.secrets, ref.Name+"@"+s.ResourceVersion)
+	named := ref.Name // as before Secrets of other namespaces could be read, so that hashes do not change
+	if namespace != from.Namespace {
+		named = namespace + "/" + ref.Name
+	}
+	m.secrets = append(m.secrets, named+"@"+s.ResourceVersion)
 	check.OK, check.Message = true, fmt.Sprintf("Secret %s/%s is usable", namespace, ref.Name)
 	return check, nil
 }
@@ -74,17 +81,26 @@ func hashed(refs entity.Refs, desired map[string]any) map[string]any {
 	return out
 }
 
-// readingSecret finds the objects of a list whose secretRefs name the Secret s (names returns them).
-func readingSecret(list client.ObjectList, items func(client.ObjectList) []client.Object, names func(client.Object) []string) func(context.Context, client.Reader, client.Object) []types.NamespacedName {
+// secretNamespace is the namespace of the Secret ref of an object in namespace names.
+func secretNamespace(namespace string, ref *configurationv1alpha1.SecretNamespacedRef) string {
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		return *ref.Namespace
+	}
+	return namespace
+}
+
+// readingSecret finds the objects of a list whose secretRefs name the Secret s (refs returns them), in any
+// namespace (a KongReferenceGrant may let them read Secrets of another).
+func readingSecret(list client.ObjectList, items func(client.ObjectList) []client.Object, refs func(client.Object) []*configurationv1alpha1.SecretNamespacedRef) func(context.Context, client.Reader, client.Object) []types.NamespacedName {
 	return func(ctx context.Context, c client.Reader, s client.Object) []types.NamespacedName {
 		l := list.DeepCopyObject().(client.ObjectList)
-		if err := c.List(ctx, l, client.InNamespace(s.GetNamespace())); err != nil {
+		if err := c.List(ctx, l); err != nil {
 			return nil
 		}
 		var keys []types.NamespacedName
 		for _, o := range items(l) {
-			for _, n := range names(o) {
-				if n == s.GetName() {
+			for _, ref := range refs(o) {
+				if ref != nil && ref.Name == s.GetName() && secretNamespace(o.GetNamespace(), ref) == s.GetNamespace() {
 					keys = append(keys, client.ObjectKeyFromObject(o))
 					break
 				}

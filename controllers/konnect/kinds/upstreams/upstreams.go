@@ -11,6 +11,7 @@ import (
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	"github.com/almproject/alm/controllers/konnect/entity"
+	"github.com/almproject/alm/controllers/konnect/grants"
 	"github.com/almproject/alm/controllers/konnect/kinds/kindbase"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 )
@@ -30,13 +31,14 @@ func Upstream() entity.Kind[*configurationv1alpha1.KongUpstream] {
 			return kindbase.Pointers(l.(*configurationv1alpha1.KongUpstreamList).Items)
 		},
 		IsManaged: func(u obj) bool { return u.Spec.ControlPlaneRef.ForKonnect() },
-		Refs: func(ctx context.Context, c client.Reader, u obj) (entity.Refs, []entity.RefCheck, error) {
-			return kindbase.ResolveControlPlane(ctx, c, "KongUpstream", u.Namespace, u.Spec.ControlPlaneRef)
-		},
-		Body: func(u obj, _ entity.Refs) (map[string]any, error) {
+		Refs:      resolveUpstream,
+		Body: func(u obj, refs entity.Refs) (map[string]any, error) {
 			body, err := kindbase.BodyOf(u.Spec.KongUpstreamAPISpec)
 			if err != nil {
 				return nil, err
+			}
+			if ids, ok := refs.Found.(kindbase.CertIDs); ok {
+				ids.AddToBody(body)
 			}
 			if u.Spec.Name == "" {
 				body["name"] = u.Name
@@ -51,8 +53,29 @@ func Upstream() entity.Kind[*configurationv1alpha1.KongUpstream] {
 		},
 		RefIndexes: []entity.RefIndex{kindbase.CPRefIndex(func(o client.Object) *configurationv1alpha1.ControlPlaneRef {
 			return o.(obj).Spec.ControlPlaneRef
+		}), kindbase.CertRefIndex(kindbase.IndexClientCertificateRef, &configurationv1alpha1.KongCertificate{}, func(o client.Object) []configurationv1alpha1.NamespacedRef {
+			if ref := o.(obj).Spec.ClientCertificateRef; ref != nil {
+				return []configurationv1alpha1.NamespacedRef{*ref}
+			}
+			return nil
 		})},
 	}}
+}
+
+// resolveUpstream: the control plane and its auth configuration, then the clientCertificateRef.
+func resolveUpstream(ctx context.Context, c client.Reader, u *configurationv1alpha1.KongUpstream) (entity.Refs, []entity.RefCheck, error) {
+	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongUpstream", u.Namespace, u.Spec.ControlPlaneRef)
+	if err != nil || refs.Auth == nil {
+		return refs, checks, err
+	}
+	certs := kindbase.CertRefs{From: grants.From{Group: configurationv1alpha1.GroupVersion.Group, Kind: "KongUpstream", Namespace: u.Namespace},
+		Client: u.Spec.ClientCertificateRef}
+	ids, certChecks, err := certs.Resolve(ctx, c, refs.ControlPlaneID)
+	if err != nil {
+		return entity.Refs{}, nil, err
+	}
+	refs.Found = ids
+	return refs, append(checks, certChecks...), nil
 }
 
 // upstreamParent is a target's reference to its KongUpstream.

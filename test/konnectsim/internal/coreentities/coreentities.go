@@ -143,6 +143,8 @@ var serviceSpec = &kindSpec{
 		}
 	},
 	unique: []string{"name"},
+	// A service's client certificate is a foreign key (Kong's services schema): it must exist in the control plane.
+	refs: map[string]store.Kind{"client_certificate": store.KindCertificate},
 	// url is a write-only helper that sets protocol, host, port and path.
 	prepare: func(body object) []errorDetail {
 		raw, ok := body["url"]
