@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,10 +13,12 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -112,7 +115,8 @@ func run(args []string) error {
 		log.Info("WARNING: /metrics is served over plain HTTP to anyone who reaches it (--metrics-secure=false): "+
 			"it lists every namespace, package and version ALM manages", "metricsBindAddress", o.metrics.BindAddress)
 	}
-	mgr, err := newManager(o)
+	ctx := ctrl.SetupSignalHandler()
+	mgr, err := newManager(ctx, o, log)
 	if err != nil {
 		return err
 	}
@@ -129,7 +133,7 @@ func run(args []string) error {
 		return err
 	}
 	log.Info("Starting manager", "loops", loops.Names(selected))
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr.Start(ctx)
 }
 
 const usage = `alm runs ALM, the App Lifecycle Manager: it installs operators from catalogs of OLM registry+v1 bundles
@@ -238,7 +242,7 @@ func (o *options) bindCatalogFlags(fs *flag.FlagSet) {
 
 // newManager creates the manager for the cluster in the kubeconfig, filling in the defaults of o that depend on
 // where ALM runs.
-func newManager(o *options) (ctrl.Manager, error) {
+func newManager(ctx context.Context, o *options, log logr.Logger) (ctrl.Manager, error) {
 	scheme, err := newScheme()
 	if err != nil {
 		return nil, err
@@ -268,6 +272,15 @@ func newManager(o *options) (ctrl.Manager, error) {
 	if electionID == "" {
 		electionID = "alm-" + strings.ReplaceAll(o.loops, ",", "-")
 	}
+	if err := waitForAPIServer(ctx, cfg, log); err != nil {
+		return nil, err
+	}
+	var lock resourcelock.Interface
+	if o.leaderElect {
+		if lock, err = leaderLock(cfg, o.leaderElectionNamespace, electionID); err != nil {
+			return nil, fmt.Errorf("the leader election Lease: %w", err)
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 o.metrics.Server(),
@@ -276,6 +289,8 @@ func newManager(o *options) (ctrl.Manager, error) {
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        electionID,
 		LeaderElectionNamespace: o.leaderElectionNamespace,
+		// The Lease's holder is the pod (leaderIdentity): ALM restarted in its pod takes over at once.
+		LeaderElectionResourceLockInterface: lock,
 		// Our loops are idempotent; releasing on cancel lets a restarted manager take over at once.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{MaxConcurrentReconciles: o.maxConcurrentReconciles},

@@ -3,14 +3,18 @@ package localkube
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -149,4 +153,36 @@ func (cp *Cluster) UserKubeconfig(name string, groups ...string) (string, error)
 	}
 	path := filepath.Join(cp.Dir, "kubeconfig-"+strings.NewReplacer(":", "-", "/", "-").Replace(name))
 	return path, os.WriteFile(path, data, 0o600)
+}
+
+// WaitServiceAnswers waits until the API server answers through the `kubernetes` Service's ClusterIP, as pods reach
+// it: after a restart, kube-apiserver answers on its own address first, and on the Service only once it has put its
+// address back into the Service's endpoints and kube-proxy, whose watch broke with the restart and retries with
+// client-go's backoff, has written them into its rules. It returns how long that took.
+func (cp *Cluster) WaitServiceAnswers(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.Host = "https://" + net.JoinHostPort(KubernetesServiceIP, "443")
+	// A reachability check: the address's certificate is the cluster CA's, which the admin configuration (made for
+	// loopback) does not hold.
+	cfg.CAData, cfg.CAFile, cfg.Insecure = nil, "", true
+	cfg.Timeout = 2 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for {
+		_, err := dc.ServerVersion()
+		if err == nil {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > timeout {
+			return 0, fmt.Errorf("the API server did not answer through the kubernetes Service (%s) within %s: %w", cfg.Host, timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

@@ -1,6 +1,6 @@
 // Package alm_test holds ALM's chaos scenarios (make test-chaos): ALM, deployed as users deploy it, is killed with
 // SIGKILL at a random point of an install and of an upgrade and started again as a kubelet would; kube-apiserver is
-// restarted in the middle of an upgrade while ALM keeps running. Every run must converge to the state a run without
+// restarted in the middle of an upgrade. Every run must converge to the state a run without
 // faults ends in: one OperatorVersion, Succeeded; adopted objects with their UIDs; nothing duplicated, lost, orphaned
 // or stuck on a finalizer.
 //

@@ -279,12 +279,13 @@ func (r *rig) faultAt(base, k int, fault func()) (int, bool) {
 
 // tally collects a scenario's runs for its row in the report.
 type tally struct {
-	runs, converged int
-	slowest         time.Duration
-	times, leaders  []time.Duration
-	phases          map[string]int
-	kills           []int
-	late            int
+	runs, converged  int
+	slowest          time.Duration
+	times, leaders   []time.Duration
+	service, cluster []time.Duration
+	phases           map[string]int
+	kills            []int
+	late             int
 	// repaired are the ends of the faults, in order.
 	repaired []time.Time
 	// over are the times of the runs that reached the end state, but later than the scenario's bound.
@@ -300,6 +301,12 @@ func (s *tally) add(res result) {
 	s.kills = append(s.kills, res.writes)
 	if !res.repaired.IsZero() {
 		s.repaired = append(s.repaired, res.repaired)
+	}
+	if res.service > 0 {
+		s.service = append(s.service, res.service)
+	}
+	if res.cluster > 0 {
+		s.cluster = append(s.cluster, res.cluster)
 	}
 	if !res.reached {
 		s.late++
@@ -352,6 +359,17 @@ func (s *tally) notes(calibration string, restarts int) string {
 	if len(s.leaders) > 0 {
 		out += fmt.Sprintf("; the restarted ALM held its Lease after median %s, at most %s (the killed process's Lease runs out first)",
 			median(s.leaders).Round(10*time.Millisecond), s.leaders[len(s.leaders)-1].Round(10*time.Millisecond))
+	}
+	if len(s.service) > 0 {
+		mid := median(s.service) // sorts
+		out += fmt.Sprintf("; kube-apiserver answered through the kubernetes Service median %s, at most %s after it answered on its address",
+			mid.Round(10*time.Millisecond), s.service[len(s.service)-1].Round(10*time.Millisecond))
+	}
+	if len(s.cluster) > 0 {
+		mid := median(s.cluster) // sorts
+		out += fmt.Sprintf("; in %d runs the new version's pods became available only after the fault ended (the kubelet's and the "+
+			"deployment controller's own backoff), median %s, at most %s later: left out of the convergence times, which are ALM's share",
+			len(s.cluster), mid.Round(10*time.Millisecond), s.cluster[len(s.cluster)-1].Round(10*time.Millisecond))
 	}
 	return out + fmt.Sprintf("; the kubelet restarted ALM %d times", restarts)
 }
