@@ -44,7 +44,7 @@ var unavailable = map[string]bool{
 func Classify(at *operatorsv1alpha1.AppType, all []operatorsv1alpha1.OperatorVersion, chosen *index.Candidate, catalog string) (Target, Install, bool) {
 	in := Install{Key: types.NamespacedName{Namespace: at.Namespace, Name: at.Name}}
 	cur := versions.Installed(all)
-	if cur == nil || cur.Status.Phase == "" {
+	if cur == nil || (cur.Status.Phase == "" && cur.Annotations[operatorsv1alpha1.AnnotationRolloutTarget] == "") {
 		return Target{}, in, false
 	}
 	aim, created := Target{Bundle: cur.Name, Version: cur.Spec.Version.Version}, false

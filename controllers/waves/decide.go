@@ -167,11 +167,15 @@ func Decide(p *operatorsv1alpha1.RolloutPolicy, pkg, bundle, version string, ins
 }
 
 // currentWave is the index of the first wave not done; soakUntil is set when every install of it has upgraded
-// and it soaks until then. A wave of which every install is held counts as done at once.
+// and it soaks until then. A wave of which every install is held counts as done at once; when every install has
+// upgraded or is held, the rollout is done.
 func currentWave(p *operatorsv1alpha1.RolloutPolicy, ends []int, installs []Install, now time.Time) (int, time.Time) {
 	soak := time.Duration(0)
 	if p.Soak != nil {
 		soak = p.Soak.Duration
+	}
+	if settledAll(installs) {
+		return len(ends), time.Time{} // nothing left to protect by soaking
 	}
 	start := 0
 	for wave, end := range ends {
@@ -193,6 +197,16 @@ func currentWave(p *operatorsv1alpha1.RolloutPolicy, ends []int, installs []Inst
 		start = end
 	}
 	return len(ends), time.Time{}
+}
+
+// settledAll says whether every install has upgraded or is held.
+func settledAll(installs []Install) bool {
+	for _, in := range installs {
+		if in.State != Upgraded && in.State != Held {
+			return false
+		}
+	}
+	return true
 }
 
 // admit is which pending installs of the started waves (the first end installs) start now: in order, while fewer

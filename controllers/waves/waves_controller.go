@@ -111,6 +111,9 @@ func (r *Reconciler) reconcilePackage(ctx context.Context, cs *operatorsv1alpha1
 		}
 		prev := find(cs.Status.Rollouts, pkg, t.Version.String())
 		plan := Decide(cs.Spec.Rollout, pkg, t.Bundle, t.Version.String(), installs, prev, now)
+		ctrl.LoggerFrom(ctx).V(1).Info("Rollout planned", "package", pkg, "version", t.Version.String(), "phase", plan.Status.Phase,
+			"wave", plan.Status.Wave, "upgraded", plan.Status.Upgraded, "upgrading", plan.Status.Upgrading, "start", len(plan.Start),
+			"first", installs[0])
 		if err := r.start(ctx, cs, group, plan); err != nil {
 			return nil, 0, err
 		}
