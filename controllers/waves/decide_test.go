@@ -124,8 +124,10 @@ func TestDecide(t *testing.T) {
 		{name: "an install whose hop took over goes on", p: policy(), setup: func(in []Install) { in[0].State, in[0].Next = Upgrading, true },
 			phase: operatorsv1alpha1.RolloutProgressing, wave: 1, start: keys(0)},
 		{name: "all upgraded: complete, without a soak after the last wave", p: policy(),
-			setup: func(in []Install) { upgraded(in, t0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19) },
-			prev:  &operatorsv1alpha1.RolloutStatus{Phase: operatorsv1alpha1.RolloutProgressing, Wave: 3}, phase: operatorsv1alpha1.RolloutComplete, wave: 3},
+			setup: func(in []Install) {
+				upgraded(in, t0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19)
+			},
+			prev: &operatorsv1alpha1.RolloutStatus{Phase: operatorsv1alpha1.RolloutProgressing, Wave: 3}, phase: operatorsv1alpha1.RolloutComplete, wave: 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

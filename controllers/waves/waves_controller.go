@@ -77,6 +77,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				requeue = after
 			}
 		}
+	} else if err := r.clearHalts(ctx, cs); err != nil {
+		return ctrl.Result{}, err
 	}
 	orig := cs.DeepCopy()
 	cs.Status.Rollouts = rollouts
@@ -112,8 +114,7 @@ func (r *Reconciler) reconcilePackage(ctx context.Context, cs *operatorsv1alpha1
 		prev := find(cs.Status.Rollouts, pkg, t.Version.String())
 		plan := Decide(cs.Spec.Rollout, pkg, t.Bundle, t.Version.String(), installs, prev, now)
 		ctrl.LoggerFrom(ctx).V(1).Info("Rollout planned", "package", pkg, "version", t.Version.String(), "phase", plan.Status.Phase,
-			"wave", plan.Status.Wave, "upgraded", plan.Status.Upgraded, "upgrading", plan.Status.Upgrading, "start", len(plan.Start),
-			"first", installs[0])
+			"wave", plan.Status.Wave, "upgraded", plan.Status.Upgraded, "upgrading", plan.Status.Upgrading, "start", len(plan.Start))
 		if err := r.start(ctx, cs, group, plan); err != nil {
 			return nil, 0, err
 		}
@@ -126,6 +127,26 @@ func (r *Reconciler) reconcilePackage(ctx context.Context, cs *operatorsv1alpha1
 	}
 	out = append(out, keptHalts(cs.Status.Rollouts, pkg, out)...)
 	return out, requeue, r.markAppTypes(ctx, cs, members, byBundle)
+}
+
+// clearHalts removes the RolloutHalted condition from the AppTypes of the packages cs rolled out, once cs has no
+// policy any more (or is being deleted): nothing is halted then.
+func (r *Reconciler) clearHalts(ctx context.Context, cs *operatorsv1alpha1.CatalogSource) error {
+	done := map[string]bool{}
+	for _, ro := range cs.Status.Rollouts {
+		if done[ro.Package] {
+			continue
+		}
+		done[ro.Package] = true
+		members, err := r.members(ctx, cs, ro.Package)
+		if err != nil {
+			return err
+		}
+		if err := r.markAppTypes(ctx, cs, members, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // members lists the installs of pkg that cs may serve (its namespace's, or every namespace's when it is in ALM's
