@@ -50,6 +50,7 @@ func writeSummary(w io.Writer, st *clusterState, allNamespaces bool) {
 	if len(ats) == 0 {
 		fmt.Fprintln(w, "no AppTypes")
 	}
+	writeRollouts(w, st)
 }
 
 // installed is the OperatorVersion the AppType reports installed; before any version of it has Succeeded, the
@@ -115,6 +116,9 @@ func why(at *almv1alpha1.AppType, ov *almv1alpha1.OperatorVersion) string {
 		}
 		return "waiting for ALM to install " + ov.Name
 	}
+	if h := haltOf(at); h != "" {
+		return h
+	}
 	for _, t := range []string{almv1alpha1.ConditionUpgradeAvailable, almv1alpha1.ConditionResolved, almv1alpha1.ConditionReady} {
 		c := apimeta.FindStatusCondition(at.Status.Conditions, t)
 		switch {
@@ -146,6 +150,7 @@ func writeDetail(w io.Writer, st *clusterState) error {
 	for _, key := range st.catalogKeys() {
 		fmt.Fprintf(w, "Catalog:   %s\n", catalogLine(key, st.catalogs[key], st.now))
 	}
+	writeRollouts(w, st)
 	writeResolution(w, at)
 	writeConditions(w, st, at)
 	if ov != nil {

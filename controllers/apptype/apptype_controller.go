@@ -275,7 +275,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("apptype").WithOptions(outage.Controller()).
 		For(&operatorsv1alpha1.AppType{}).
 		Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(r.forVersion)).
-		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.forCatalog)).
+		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(r.forCatalog), registry.CatalogChanged()).
 		Complete(r)
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/almproject/alm/controllers/rollback"
 	"github.com/almproject/alm/controllers/upgrade"
 	"github.com/almproject/alm/controllers/upgradetrigger"
+	"github.com/almproject/alm/controllers/waves"
 )
 
 // Loop groups: the catalog loops decide what should be installed; the lifecycle loops install, upgrade and collect.
@@ -163,6 +164,10 @@ var All = []Loop{
 	}},
 	{Name: upgradetrigger.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		return (&upgradetrigger.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(upgradetrigger.Name), Namespace: o.Namespace,
+			VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
+	}},
+	{Name: waves.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
+		return (&waves.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(waves.Name), Namespace: o.Namespace,
 			VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
 	}},
 	{Name: rollback.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {

@@ -19,6 +19,7 @@ const (
 	LabelPhase     = "phase"
 	LabelResult    = "result"
 	LabelReason    = "reason"
+	LabelState     = "state"
 )
 
 // Results of an install or upgrade.
@@ -40,6 +41,10 @@ const (
 	NameCatalogSourceBundles          = "alm_catalogsource_bundles"
 	NameCatalogSourceRejectedBundles  = "alm_catalogsource_rejected_bundles"
 	NameCatalogSourceLastSyncAge      = "alm_catalogsource_last_sync_age_seconds"
+	NameRolloutWave                   = "alm_rollout_wave"
+	NameRolloutWaves                  = "alm_rollout_waves"
+	NameRolloutHalted                 = "alm_rollout_halted"
+	NameRolloutInstalls               = "alm_rollout_installs"
 )
 
 var (

@@ -26,6 +26,12 @@ var (
 	descCatBundles = prometheus.NewDesc(NameCatalogSourceBundles, "Bundles the CatalogSource serves (status.bundleCount).", catalogLabels, nil)
 	descCatReject  = prometheus.NewDesc(NameCatalogSourceRejectedBundles, "Bundles the CatalogSource rejected (status.rejectedCount).", catalogLabels, nil)
 	descCatAge     = prometheus.NewDesc(NameCatalogSourceLastSyncAge, "Seconds since the CatalogSource last loaded its catalog (status.lastSync); absent before the first sync.", catalogLabels, nil)
+	rolloutLabels  = []string{LabelNamespace, LabelName, LabelPackage, LabelVersion}
+	descWave       = prometheus.NewDesc(NameRolloutWave, "The current wave (from 1) of the rollout of a version by a CatalogSource's spec.rollout (status.rollouts[].wave).", rolloutLabels, nil)
+	descWaves      = prometheus.NewDesc(NameRolloutWaves, "How many waves the rollout of a version has (status.rollouts[].waves).", rolloutLabels, nil)
+	descHalted     = prometheus.NewDesc(NameRolloutHalted, "1 when the rollout of a version is halted because an install failed, else 0.", rolloutLabels, nil)
+	descRollInst   = prometheus.NewDesc(NameRolloutInstalls, "Installs of the rollout of a version by state (upgraded, upgrading, held, failed, pending).",
+		append(append([]string{}, rolloutLabels...), LabelState), nil)
 )
 
 // scrapeTimeout bounds the cache reads of one scrape (a cache that is not synced yet blocks them).
@@ -69,7 +75,8 @@ func (c *collector) transitioned(ov *operatorsv1alpha1.OperatorVersion, to opera
 
 // Describe sends the descriptors of the per-object metrics.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descPhase, descTransition, descCatReady, descCatPkgs, descCatBundles, descCatReject, descCatAge} {
+	for _, d := range []*prometheus.Desc{descPhase, descTransition, descCatReady, descCatPkgs, descCatBundles, descCatReject, descCatAge,
+		descWave, descWaves, descHalted, descRollInst} {
 		ch <- d
 	}
 }
@@ -136,6 +143,24 @@ func collectCatalogs(ch chan<- prometheus.Metric, cats []operatorsv1alpha1.Catal
 		ch <- prometheus.MustNewConstMetric(descCatReject, prometheus.GaugeValue, float64(cs.Status.RejectedCount), labels...)
 		if cs.Status.LastSync != nil {
 			ch <- prometheus.MustNewConstMetric(descCatAge, prometheus.GaugeValue, now.Sub(cs.Status.LastSync.Time).Seconds(), labels...)
+		}
+		collectRollouts(ch, cs)
+	}
+}
+
+// collectRollouts sends the figures of cs's rollouts (status.rollouts).
+func collectRollouts(ch chan<- prometheus.Metric, cs *operatorsv1alpha1.CatalogSource) {
+	for _, ro := range cs.Status.Rollouts {
+		labels := []string{cs.Namespace, cs.Name, ro.Package, ro.Version}
+		halted := 0.0
+		if ro.Phase == operatorsv1alpha1.RolloutHalted {
+			halted = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descWave, prometheus.GaugeValue, float64(ro.Wave), labels...)
+		ch <- prometheus.MustNewConstMetric(descWaves, prometheus.GaugeValue, float64(ro.Waves), labels...)
+		ch <- prometheus.MustNewConstMetric(descHalted, prometheus.GaugeValue, halted, labels...)
+		for state, n := range map[string]int32{"upgraded": ro.Upgraded, "upgrading": ro.Upgrading, "held": ro.Held, "failed": ro.Failed, "pending": ro.Pending} {
+			ch <- prometheus.MustNewConstMetric(descRollInst, prometheus.GaugeValue, float64(n), append(labels[:4:4], state)...)
 		}
 	}
 }

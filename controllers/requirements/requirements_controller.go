@@ -240,6 +240,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				}
 			}
 			return out
-		})).
+		}), registry.CatalogChanged()).
 		Complete(r)
 }

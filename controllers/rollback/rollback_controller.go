@@ -164,6 +164,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			return registry.AppTypeRequests(ctx, r, registry.Serves(obj.GetNamespace(), r.Namespace), "")
-		})).
+		}), registry.CatalogChanged()).
 		Complete(r)
 }

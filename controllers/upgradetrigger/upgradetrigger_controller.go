@@ -1,7 +1,8 @@
 // Package upgradetrigger is the seed's Catalog loop: when a catalog offers a version whose replaces (or skips, or
 // skipRange) names an installed OperatorVersion, that version is created in the namespace, and the Upgrade loop
 // takes it from there. Catalog changes re-trigger it. With approval: Manual, the version is created only once the
-// AppType's spec.approvedVersion names it. It runs in the catalog group of loops.
+// AppType's spec.approvedVersion names it. A package whose CatalogSource rolls it out in waves (spec.rollout) is
+// the waves loop's. It runs in the catalog group of loops.
 package upgradetrigger
 
 import (
@@ -60,6 +61,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil || res.Chosen == nil || res.Chosen.Name == ov.Name {
 		return ctrl.Result{}, nil //nolint:nilerr // nothing newer; the AppType loop reports resolution problems
 	}
+	if governed, err := r.rolledOut(ctx, res.Chosen.Catalog, at.Spec.Package); err != nil || governed {
+		return ctrl.Result{}, err // the waves loop upgrades it when its wave comes
+	}
 	next, err := NextHop(ix, res, ov.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -78,6 +82,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.Recorder.Eventf(at, next, corev1.EventTypeNormal, "Upgrading", "Upgrade", "Upgrading %s to %s %s", ov.Name, next.Name, next.Spec.Version)
 	return ctrl.Result{}, nil
+}
+
+// rolledOut says whether the CatalogSource catalog (namespace/name) rolls pkg out in waves (spec.rollout): then
+// the waves loop creates its new versions.
+func (r *Reconciler) rolledOut(ctx context.Context, catalog, pkg string) (bool, error) {
+	ref := registry.Reference(catalog)
+	if ref == nil {
+		return false, nil
+	}
+	cs := &operatorsv1alpha1.CatalogSource{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, cs); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return cs.Spec.Rollout.Covers(pkg), nil
 }
 
 // Approved says whether at allows upgrading to version: always with Automatic approval, with Manual only when
@@ -123,7 +141,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})).
 		Watches(&operatorsv1alpha1.CatalogSource{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			return r.versions(ctx, registry.Serves(obj.GetNamespace(), r.Namespace), "")
-		})).
+		}), registry.CatalogChanged()).
 		Complete(r)
 }
 

@@ -54,6 +54,8 @@ type Options struct {
 	// installed 1.0.0, and measure until every AppType runs it and every 1.0.0 OperatorVersion is gone
 	// (Result.Upgrade). The installs' requests and peak RSS end at the publish.
 	Upgrade bool
+	// Rollout is the CatalogSource's spec.rollout: the upgrade goes out in its waves (nil: all at once).
+	Rollout *operatorsv1alpha1.RolloutPolicy
 	// Timeout bounds the whole run after the cluster started.
 	Timeout time.Duration
 	// Log receives progress lines; nil discards them.
@@ -226,7 +228,8 @@ func (r *run) start(ctx context.Context) error {
 		return err
 	}
 	cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: almNamespace, Name: catalogName},
-		Spec: operatorsv1alpha1.CatalogSourceSpec{Directory: &operatorsv1alpha1.DirectorySource{Path: filepath.Join(r.work, "catalog")}}}
+		Spec: operatorsv1alpha1.CatalogSourceSpec{Directory: &operatorsv1alpha1.DirectorySource{Path: filepath.Join(r.work, "catalog")},
+			Rollout: r.o.Rollout}}
 	if err := r.admin.Create(ctx, cs); err != nil {
 		return err
 	}

@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
 	"github.com/almproject/alm/test/localkube"
 )
 
@@ -122,6 +126,16 @@ func checkUpgrade(t *testing.T, res *Result) {
 // Targets (hack/benchtable): rss-MB <= 100, requests/install <= 12, s-after-available <= 30.
 func BenchmarkScale(b *testing.B) {
 	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Upgrade: true, Timeout: 20 * time.Minute, Log: os.Stderr})
+}
+
+// BenchmarkScaleWaves is BenchmarkScale with the upgrade rolled out in waves by the CatalogSource's spec.rollout
+// (issue 38): per package (20 installs each at the default size), a canary of 1, then up to 25%, then the rest,
+// without soak, so that the figures show what the waves themselves cost in time and requests against
+// BenchmarkScale's s-upgraded and requests/upgrade. Sizes from the same ALM_SCALE_* variables.
+func BenchmarkScaleWaves(b *testing.B) {
+	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Upgrade: true, Timeout: 20 * time.Minute, Log: os.Stderr,
+		Rollout: &operatorsv1alpha1.RolloutPolicy{Canary: &operatorsv1alpha1.RolloutCanary{Count: ptr.To[int32](1)},
+			Waves: []intstr.IntOrString{intstr.FromString("25%")}}})
 }
 
 // BenchmarkScale10k is ten times that: 10,000 AppTypes across 1,000 namespaces (goal: rss-MB <= 300). It takes

@@ -101,6 +101,12 @@ type CatalogSourceSpec struct {
 	// image serves a File-Based Catalog image from an OCI registry: what real clusters use.
 	// +optional
 	Image *ImageSource `json:"image,omitempty"`
+
+	// rollout upgrades the installs of a package to a new version of it in waves, and halts when one fails (see
+	// RolloutPolicy; status.rollouts shows the progress). Without it, every install that follows the catalog
+	// upgrades as soon as a version that replaces its own is published.
+	// +optional
+	Rollout *RolloutPolicy `json:"rollout,omitempty"`
 }
 
 // PackageSummary describes one package a catalog serves.
@@ -167,6 +173,15 @@ type CatalogSourceStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// rollouts is the progress of each rollout under spec.rollout: one per version of a package being rolled out
+	// (installs on different channels may be offered different versions), and a halted one until a rollout of a
+	// newer version of its package is complete.
+	// +optional
+	// +listType=map
+	// +listMapKey=package
+	// +listMapKey=version
+	// +kubebuilder:validation:MaxItems=256
+	Rollouts []RolloutStatus `json:"rollouts,omitempty"`
 }
 
 // ImageStatus reports an image source: which digest is served and when the registry was last asked.
