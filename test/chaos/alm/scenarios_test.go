@@ -135,7 +135,6 @@ func (x *run) window(ctx context.Context, k int, act func(), f fault, from, to s
 		return res
 	}
 	led := res.restartedAt.IsZero()
-	defer x.clusterShare(ctx, &res)
 	res.took, res.err = x.converge(ctx, to, kept, func() {
 		if ok, _ := x.alm.leading(); !led && ok {
 			led, res.leader = true, time.Since(res.restartedAt)
@@ -144,6 +143,7 @@ func (x *run) window(ctx context.Context, k int, act func(), f fault, from, to s
 	if !led && res.err == nil {
 		res.leader, res.err = x.alm.waitLeading(res.restartedAt)
 	}
+	x.clusterShare(ctx, &res)
 	return res
 }
 
