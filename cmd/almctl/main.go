@@ -269,7 +269,7 @@ func newGraphCommand() *cobra.Command {
 		Long: "Print the upgrade graph of a package in the catalog directory DIR (or the catalog image REF, see `catalog\n" +
 			"render`) as a Mermaid flowchart, one subgraph per channel: replaces edges are solid arrows, skips dotted\n" +
 			"arrows, skipRange thick arrows labelled with the range.",
-		Example: "  almctl catalog graph bundles --package konnect-operator",
+		Example: "  almctl catalog graph bundles/konnect-operator --package konnect-operator",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ix, err := img.openCatalog(cmd.Context(), args[0], false)

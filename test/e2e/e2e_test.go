@@ -68,12 +68,19 @@ func run(m *testing.M) int {
 // start brings up a local environment for one test and the story on it.
 func start(t testing.TB) (context.Context, *localenv.Env, *localenv.Story) {
 	t.Helper()
+	return startWith(t, localenv.Options{})
+}
+
+// startWith is start with options (Root and StateDir are the test's).
+func startWith(t testing.TB, o localenv.Options) (context.Context, *localenv.Env, *localenv.Story) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("e2e: not in -short")
 	}
 	ctx := t.Context()
 	dir := t.TempDir()
-	env, err := localenv.Start(ctx, localenv.Options{Root: root, StateDir: dir})
+	o.Root, o.StateDir = root, dir
+	env, err := localenv.Start(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
