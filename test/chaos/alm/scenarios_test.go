@@ -55,8 +55,8 @@ func (x *run) clusterShare(ctx context.Context, res *result) {
 		// The rollout of the new version's pod template is complete (Available may have stayed True throughout, on
 		// the old pods): Progressing, NewReplicaSetAvailable, updated when the new ReplicaSet became available.
 		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionTrue && c.Reason == "NewReplicaSetAvailable" {
-			// Condition times have seconds only: the second's end, so ALM's share is not overstated.
-			available := c.LastUpdateTime.Add(time.Second)
+			// Condition times have seconds only: the second's start, so the cluster's share is never overstated.
+			available := c.LastUpdateTime.Time
 			if share := available.Sub(res.repaired); share > 0 {
 				res.cluster = min(share, res.took)
 				res.took -= res.cluster
