@@ -21,9 +21,11 @@ func APIKey() entity.Kind[*configurationv1alpha1.KongCredentialAPIKey] {
 	type obj = *configurationv1alpha1.KongCredentialAPIKey
 	return kind[obj]{
 		name: "KongCredentialAPIKey", t: konnectapi.CredentialKeyAuth,
-		new:    func() obj { return &configurationv1alpha1.KongCredentialAPIKey{} },
-		list:   func() client.ObjectList { return &configurationv1alpha1.KongCredentialAPIKeyList{} },
-		items:  func(l client.ObjectList) []obj { return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialAPIKeyList).Items) },
+		new:  func() obj { return &configurationv1alpha1.KongCredentialAPIKey{} },
+		list: func() client.ObjectList { return &configurationv1alpha1.KongCredentialAPIKeyList{} },
+		items: func(l client.ObjectList) []obj {
+			return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialAPIKeyList).Items)
+		},
 		refs:   func(o obj) *configurationv1alpha1.KongCredentialRefs { return &o.Spec.KongCredentialRefs },
 		status: func(o obj) *configurationv1alpha1.KongCredentialStatus { return &o.Status },
 		fields: func(o obj) map[string]any { return map[string]any{"key": o.Spec.Key} },
@@ -36,10 +38,12 @@ func BasicAuth() entity.Kind[*configurationv1alpha1.KongCredentialBasicAuth] {
 	type obj = *configurationv1alpha1.KongCredentialBasicAuth
 	return kind[obj]{
 		name: "KongCredentialBasicAuth", t: konnectapi.CredentialBasicAuth,
-		new:   func() obj { return &configurationv1alpha1.KongCredentialBasicAuth{} },
-		list:  func() client.ObjectList { return &configurationv1alpha1.KongCredentialBasicAuthList{} },
-		items: func(l client.ObjectList) []obj { return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialBasicAuthList).Items) },
-		refs:  func(o obj) *configurationv1alpha1.KongCredentialRefs { return &o.Spec.KongCredentialRefs },
+		new:  func() obj { return &configurationv1alpha1.KongCredentialBasicAuth{} },
+		list: func() client.ObjectList { return &configurationv1alpha1.KongCredentialBasicAuthList{} },
+		items: func(l client.ObjectList) []obj {
+			return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialBasicAuthList).Items)
+		},
+		refs: func(o obj) *configurationv1alpha1.KongCredentialRefs { return &o.Spec.KongCredentialRefs },
 		status: func(o obj) *configurationv1alpha1.KongCredentialStatus {
 			return &o.Status
 		},
@@ -55,9 +59,11 @@ func ACL() entity.Kind[*configurationv1alpha1.KongCredentialACL] {
 	type obj = *configurationv1alpha1.KongCredentialACL
 	return kind[obj]{
 		name: "KongCredentialACL", t: konnectapi.CredentialACL,
-		new:    func() obj { return &configurationv1alpha1.KongCredentialACL{} },
-		list:   func() client.ObjectList { return &configurationv1alpha1.KongCredentialACLList{} },
-		items:  func(l client.ObjectList) []obj { return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialACLList).Items) },
+		new:  func() obj { return &configurationv1alpha1.KongCredentialACL{} },
+		list: func() client.ObjectList { return &configurationv1alpha1.KongCredentialACLList{} },
+		items: func(l client.ObjectList) []obj {
+			return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialACLList).Items)
+		},
 		refs:   func(o obj) *configurationv1alpha1.KongCredentialRefs { return &o.Spec.KongCredentialRefs },
 		status: func(o obj) *configurationv1alpha1.KongCredentialStatus { return &o.Status },
 		fields: func(o obj) map[string]any { return map[string]any{"group": o.Spec.Group} },
@@ -69,9 +75,11 @@ func JWT() entity.Kind[*configurationv1alpha1.KongCredentialJWT] {
 	type obj = *configurationv1alpha1.KongCredentialJWT
 	return kind[obj]{
 		name: "KongCredentialJWT", t: konnectapi.CredentialJWT,
-		new:    func() obj { return &configurationv1alpha1.KongCredentialJWT{} },
-		list:   func() client.ObjectList { return &configurationv1alpha1.KongCredentialJWTList{} },
-		items:  func(l client.ObjectList) []obj { return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialJWTList).Items) },
+		new:  func() obj { return &configurationv1alpha1.KongCredentialJWT{} },
+		list: func() client.ObjectList { return &configurationv1alpha1.KongCredentialJWTList{} },
+		items: func(l client.ObjectList) []obj {
+			return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialJWTList).Items)
+		},
 		refs:   func(o obj) *configurationv1alpha1.KongCredentialRefs { return &o.Spec.KongCredentialRefs },
 		status: func(o obj) *configurationv1alpha1.KongCredentialStatus { return &o.Status },
 		fields: func(o obj) map[string]any {
@@ -92,9 +100,11 @@ func HMAC() entity.Kind[*configurationv1alpha1.KongCredentialHMAC] {
 	type obj = *configurationv1alpha1.KongCredentialHMAC
 	return kind[obj]{
 		name: "KongCredentialHMAC", t: konnectapi.CredentialHMACAuth,
-		new:    func() obj { return &configurationv1alpha1.KongCredentialHMAC{} },
-		list:   func() client.ObjectList { return &configurationv1alpha1.KongCredentialHMACList{} },
-		items:  func(l client.ObjectList) []obj { return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialHMACList).Items) },
+		new:  func() obj { return &configurationv1alpha1.KongCredentialHMAC{} },
+		list: func() client.ObjectList { return &configurationv1alpha1.KongCredentialHMACList{} },
+		items: func(l client.ObjectList) []obj {
+			return kindbase.Pointers(l.(*configurationv1alpha1.KongCredentialHMACList).Items)
+		},
 		refs:   func(o obj) *configurationv1alpha1.KongCredentialRefs { return &o.Spec.KongCredentialRefs },
 		status: func(o obj) *configurationv1alpha1.KongCredentialStatus { return &o.Status },
 		fields: func(o obj) map[string]any {
