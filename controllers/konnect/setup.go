@@ -29,6 +29,7 @@ import (
 	"github.com/almproject/alm/controllers/konnect/grants"
 	"github.com/almproject/alm/controllers/konnect/handoff"
 	"github.com/almproject/alm/controllers/konnect/kinds"
+	"github.com/almproject/alm/controllers/konnect/kinds/credentials"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 	"github.com/almproject/alm/controllers/konnect/pluginannotation"
 	"github.com/almproject/alm/controllers/konnect/retag"
@@ -50,6 +51,9 @@ import (
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams;kongtargets;kongcertificates;kongcacertificates;kongsnis;kongdataplaneclientcertificates;kongkeys;kongkeysets;kongvaults,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams/status;kongtargets/status;kongcertificates/status;kongcacertificates/status;kongsnis/status;kongdataplaneclientcertificates/status;kongkeys/status;kongkeysets/status;kongvaults/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongupstreams/finalizers;kongtargets/finalizers;kongcertificates/finalizers;kongcacertificates/finalizers;kongsnis/finalizers;kongdataplaneclientcertificates/finalizers;kongkeys/finalizers;kongkeysets/finalizers;kongvaults/finalizers,verbs=update
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongcredentialapikeys;kongcredentialbasicauths;kongcredentialacls;kongcredentialjwts;kongcredentialhmacs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongcredentialapikeys/status;kongcredentialbasicauths/status;kongcredentialacls/status;kongcredentialjwts/status;kongcredentialhmacs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=configuration.konghq.com,resources=kongcredentialapikeys/finalizers;kongcredentialbasicauths/finalizers;kongcredentialacls/finalizers;kongcredentialjwts/finalizers;kongcredentialhmacs/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
@@ -167,6 +171,9 @@ func setupOptional(ctx context.Context, mgr manager.Manager, installed installed
 	if err := setupGatewayKinds(ctx, mgr, installed, kindOpts); err != nil {
 		return err
 	}
+	if err := setupCredentialKinds(ctx, mgr, installed, kindOpts); err != nil {
+		return err
+	}
 	if !installed.plugins {
 		log.Info("the KongPlugin and KongPluginBinding CRDs are not installed: plugins are not synced")
 		return nil
@@ -185,6 +192,8 @@ type installedKinds struct {
 	gateway bool
 	// grants: KongReferenceGrant (bundle 1.6.0 on).
 	grants bool
+	// credentials: the credential kinds (bundle 1.8.0 on).
+	credentials bool
 }
 
 // grantsFollow re-reconciles, when a KongReferenceGrant is created, changed or deleted, the objects of each kind in
@@ -228,7 +237,11 @@ func optionalKinds(mapper apimeta.RESTMapper) (installedKinds, error) {
 	if err != nil {
 		return installedKinds{}, err
 	}
-	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway, grants: grantKind}, nil
+	creds, err := allInstalled(has, credentials.Names)
+	if err != nil {
+		return installedKinds{}, err
+	}
+	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway, grants: grantKind, credentials: creds}, nil
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period
@@ -294,6 +307,11 @@ func retaggersOf(mgr manager.Manager, opts Options) ([]retag.Retagger, error) {
 	}
 	if installed.gateway {
 		for _, r := range gatewayRetaggers(mgr, opts) {
+			add(r.r, r.err)
+		}
+	}
+	if installed.credentials {
+		for _, r := range credentialRetaggers(mgr, opts) {
 			add(r.r, r.err)
 		}
 	}

@@ -115,7 +115,7 @@ func TestPermissionsEqualGeneratedRoles(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.pkg == "konnect-operator" {
-				want = rulesWithout(rulesWithout(rulesWithout(want, "kongplugins", "kongpluginbindings", "kongconsumergroups"), gatewayKinds...), "kongreferencegrants")
+				want = rulesWithout(rulesWithout(rulesWithout(rulesWithout(want, "kongplugins", "kongpluginbindings", "kongconsumergroups"), gatewayKinds...), "kongreferencegrants"), credentialKinds...)
 			}
 			strategy := installStrategy(t, ix, tc.pkg, tc.bundle)
 			granted, other := strategy.Permissions, strategy.ClusterPermissions

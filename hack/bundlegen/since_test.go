@@ -25,6 +25,11 @@ var gatewayKinds = []string{
 	"kongdataplaneclientcertificates", "kongkeys", "kongkeysets", "kongvaults",
 }
 
+// credentialKinds are the CRDs the konnect-operator input ships only from 1.8.0 on.
+var credentialKinds = []string{
+	"kongcredentialapikeys", "kongcredentialbasicauths", "kongcredentialacls", "kongcredentialjwts", "kongcredentialhmacs",
+}
+
 // writeVersion writes the bundle of a copy of 1.2.0 numbered version and returns what it holds.
 func writeVersion(t *testing.T, p *Package, version string) (*bundle.Bundle, []string) {
 	t.Helper()
@@ -92,8 +97,8 @@ func TestCRDsSinceFiltersCRDsRulesAndExamples(t *testing.T) {
 					t.Errorf("file %s in the bundle: %v, want %v", file, got, tc.shipsGateway)
 				}
 			}
-			// KongReferenceGrant ships from 1.6.0 on.
-			want := rulesWithout(role, "kongreferencegrants")
+			// KongReferenceGrant ships from 1.6.0 on, the credential kinds from 1.8.0 on.
+			want := rulesWithout(rulesWithout(role, "kongreferencegrants"), credentialKinds...)
 			if !tc.ships {
 				want = rulesWithout(want, "kongplugins", "kongpluginbindings", "kongconsumergroups")
 			}

@@ -34,6 +34,9 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&KongKey{}, &KongKeyList{}, &KongKeySet{}, &KongKeySetList{},
 		&KongVault{}, &KongVaultList{},
 		&KongReferenceGrant{}, &KongReferenceGrantList{},
+		&KongCredentialAPIKey{}, &KongCredentialAPIKeyList{}, &KongCredentialBasicAuth{}, &KongCredentialBasicAuthList{},
+		&KongCredentialACL{}, &KongCredentialACLList{}, &KongCredentialJWT{}, &KongCredentialJWTList{},
+		&KongCredentialHMAC{}, &KongCredentialHMACList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
