@@ -357,7 +357,7 @@ func (s *tally) notes(calibration string, restarts int) string {
 		out += fmt.Sprintf("; one fault every %s (median)", median(gaps).Round(time.Second))
 	}
 	if len(s.leaders) > 0 {
-		out += fmt.Sprintf("; the restarted ALM held its Lease after median %s, at most %s (the killed process's Lease runs out first)",
+		out += fmt.Sprintf("; the restarted ALM held its Lease after median %s, at most %s (it holds the Lease as its pod, so a restart in the pod takes it over at once)",
 			median(s.leaders).Round(10*time.Millisecond), s.leaders[len(s.leaders)-1].Round(10*time.Millisecond))
 	}
 	if len(s.service) > 0 {
