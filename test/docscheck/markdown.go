@@ -42,6 +42,15 @@ var (
 
 // Prose is text's lines outside fenced code blocks, inline code and HTML comments taken out. Headings are kept.
 func Prose(text string) []Line {
+	lines := outsideFences(text)
+	for i, l := range lines {
+		lines[i].Text = htmlComment.ReplaceAllString(codeSpan.ReplaceAllString(l.Text, ""), "")
+	}
+	return lines
+}
+
+// outsideFences is text's lines outside fenced code blocks (``` or ~~~), as they are.
+func outsideFences(text string) []Line {
 	var out []Line
 	fence := ""
 	for i, line := range strings.Split(text, "\n") {
@@ -56,7 +65,6 @@ func Prose(text string) []Line {
 			fence = trimmed[:3]
 			continue
 		}
-		line = htmlComment.ReplaceAllString(codeSpan.ReplaceAllString(line, ""), "")
 		out = append(out, Line{Number: i + 1, Text: line})
 	}
 	return out
@@ -74,19 +82,8 @@ var (
 func Anchors(text string) map[string]bool {
 	anchors := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(text, "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			continue
-		}
+	for _, l := range outsideFences(text) {
+		line := l.Text
 		for _, m := range htmlID.FindAllStringSubmatch(line, -1) {
 			anchors[m[1]] = true
 		}
