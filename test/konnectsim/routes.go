@@ -81,6 +81,10 @@ const (
 	PathDPCertificates  = PathControlPlane + "/dp-client-certificates"
 	PathDPCertificate   = PathDPCertificates + "/{certificateId}"
 
+	// Dedicated Cloud Gateway networks.
+	PathCloudGatewayNetworks = "/v2/cloud-gateways/networks"
+	PathCloudGatewayNetwork  = PathCloudGatewayNetworks + "/{networkId}"
+
 	// Members of a control plane group.
 	PathGroupMemberships       = PathControlPlane + "/group-memberships"
 	PathGroupMembershipsAdd    = PathGroupMemberships + "/add"
@@ -162,6 +166,10 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "GET "+PathTargets, coreAPI, s.core.Collection(KindTarget, "targetId", "").List)
 
 	s.dpCertificateRoutes(mux)
+
+	s.handle(mux, "POST "+PathCloudGatewayNetworks, platformAPI, s.cloud.CreateNetwork)
+	s.handle(mux, "GET "+PathCloudGatewayNetwork, platformAPI, s.cloud.GetNetwork)
+	s.handle(mux, "DELETE "+PathCloudGatewayNetwork, platformAPI, s.cloud.DeleteNetwork)
 
 	for _, m := range []struct {
 		fromConsumer bool
