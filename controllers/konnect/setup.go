@@ -23,12 +23,14 @@ import (
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
+	cloudv1alpha1 "github.com/almproject/alm/apis/konnect/cloudgateway/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/controllers/konnect/grants"
 	"github.com/almproject/alm/controllers/konnect/handoff"
 	"github.com/almproject/alm/controllers/konnect/kinds"
+	"github.com/almproject/alm/controllers/konnect/kinds/cloudgateway"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 	"github.com/almproject/alm/controllers/konnect/pluginannotation"
 	"github.com/almproject/alm/controllers/konnect/retag"
@@ -75,6 +77,9 @@ type Options struct {
 	// Handoff, when set, is the OperatorVersion this operator runs as under ALM (handoff.TargetFromEnv): when ALM
 	// asks it to take over from the version it replaces, it re-tags every entity to TagScheme and answers.
 	Handoff *handoff.Target
+	// CloudGatewayPoll is how soon a Dedicated Cloud Gateway network being provisioned is read again (default
+	// cloudgateway.DefaultPoll).
+	CloudGatewayPoll time.Duration
 }
 
 // defaultSyncPeriod is the seed's: an unchanged object is brought back to its declared state once a minute.
@@ -151,6 +156,12 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := entity.Setup(ctx, mgr, kinds.Consumer(installed.consumerGroups), kindOpts); err != nil {
 		return err
 	}
+	if installed.cloudGateways {
+		cloud := &cloudgateway.NetworkReconciler{Client: mgr.GetClient(), Clients: opts.Clients, SyncPeriod: opts.SyncPeriod, Poll: opts.CloudGatewayPoll}
+		if err := cloud.SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
+			return err
+		}
+	}
 	return setupOptional(ctx, mgr, installed, kindOpts)
 }
 
@@ -185,6 +196,8 @@ type installedKinds struct {
 	gateway bool
 	// grants: KongReferenceGrant (bundle 1.6.0 on).
 	grants bool
+	// cloudGateways: KonnectCloudGatewayNetwork.
+	cloudGateways bool
 }
 
 // grantsFollow re-reconciles, when a KongReferenceGrant is created, changed or deleted, the objects of each kind in
@@ -228,7 +241,11 @@ func optionalKinds(mapper apimeta.RESTMapper) (installedKinds, error) {
 	if err != nil {
 		return installedKinds{}, err
 	}
-	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway, grants: grantKind}, nil
+	cloud, err := has(cloudv1alpha1.GroupVersion.WithKind("KonnectCloudGatewayNetwork"))
+	if err != nil {
+		return installedKinds{}, err
+	}
+	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway, grants: grantKind, cloudGateways: cloud}, nil
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period
