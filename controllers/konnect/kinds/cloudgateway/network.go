@@ -11,6 +11,7 @@ package cloudgateway
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
@@ -60,6 +61,11 @@ type NetworkReconciler struct {
 	SyncPeriod time.Duration
 	// Poll is how soon a network being provisioned is read again (DefaultPoll when <= 0).
 	Poll time.Duration
+
+	// created holds the ID of each network this process created until the object's status shows it: a reconcile
+	// that reads an older copy (the event of the finalizer update, before the status write) must not create the
+	// network a second time.
+	created sync.Map // types.UID -> string
 }
 
 // SetupWithManager registers the loop: networks, and the auth configurations they use.
@@ -131,17 +137,24 @@ func (r *NetworkReconciler) sync(ctx context.Context, n *cloudv1alpha1.KonnectCl
 		return ctrl.Result{}, err
 	}
 	var net *components.Network
+	if id, ok := r.created.Load(n.UID); ok && n.Status.ID == "" {
+		n.Status.ID = id.(string)
+	} else if ok {
+		r.created.Delete(n.UID)
+	}
 	if n.Status.ID == "" {
 		net, err = createNetwork(ctx, api, n)
 		if err != nil {
 			setProgrammed(n, metav1.ConditionFalse, konnectv1alpha1.ReasonCreateFailed, "Konnect create failed: "+err.Error())
 			return ctrl.Result{}, failure(err)
 		}
+		r.created.Store(n.UID, net.ID)
 	} else {
 		net, err = getNetwork(ctx, api, n.Status.ID)
 		if konnectapi.IsNotFound(err) {
 			// Deleted in Konnect: made anew at once.
 			n.Status.KonnectEntityStatus, n.Status.State = konnectv1alpha1.KonnectEntityStatus{}, ""
+			r.created.Delete(n.UID)
 			setProgrammed(n, metav1.ConditionFalse, konnectv1alpha1.ReasonPending, "the network no longer exists in Konnect: creating it again")
 			return ctrl.Result{Requeue: true}, nil
 		}
