@@ -157,8 +157,8 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		return err
 	}
 	if installed.cloudGateways {
-		cloud := &cloudgateway.NetworkReconciler{Client: mgr.GetClient(), Clients: opts.Clients, SyncPeriod: opts.SyncPeriod, Poll: opts.CloudGatewayPoll}
-		if err := cloud.SetupWithManager(ctx, mgr, ctrlOpts); err != nil {
+		cloud := cloudgateway.Options{Clients: opts.Clients, SyncPeriod: opts.SyncPeriod, Poll: opts.CloudGatewayPoll, Controller: ctrlOpts}
+		if err := cloudgateway.Setup(ctx, mgr, cloud); err != nil {
 			return err
 		}
 	}
@@ -196,7 +196,8 @@ type installedKinds struct {
 	gateway bool
 	// grants: KongReferenceGrant (bundle 1.6.0 on).
 	grants bool
-	// cloudGateways: KonnectCloudGatewayNetwork.
+	// cloudGateways: KonnectCloudGatewayNetwork, KonnectCloudGatewayTransitGateway and
+	// KonnectCloudGatewayDataPlaneGroupConfiguration (checked by the first).
 	cloudGateways bool
 }
 

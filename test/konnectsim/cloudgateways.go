@@ -13,3 +13,10 @@ func (s *Server) FailNetwork(name, reason string) { s.cloud.FailNetwork(name, re
 
 // Networks returns the IDs of the cloud gateway networks of organization orgID.
 func (s *Server) Networks(orgID string) []string { return s.cloud.NetworkIDs(orgID) }
+
+// TransitGateways returns the IDs of the transit gateways of every network of organization orgID.
+func (s *Server) TransitGateways(orgID string) []string { return s.cloud.TransitGatewayIDs(orgID) }
+
+// DataPlaneGroups returns how many data plane groups the cloud gateway configuration of control plane cpID has (-1:
+// it has no configuration).
+func (s *Server) DataPlaneGroups(orgID, cpID string) int { return s.cloud.DataPlaneGroups(orgID, cpID) }

@@ -27,6 +27,8 @@ var (
 func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion,
 		&KonnectCloudGatewayNetwork{}, &KonnectCloudGatewayNetworkList{},
+		&KonnectCloudGatewayDataPlaneGroupConfiguration{}, &KonnectCloudGatewayDataPlaneGroupConfigurationList{},
+		&KonnectCloudGatewayTransitGateway{}, &KonnectCloudGatewayTransitGatewayList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

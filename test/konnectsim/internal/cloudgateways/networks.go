@@ -30,17 +30,20 @@ type API struct {
 	readsToReady int
 	failures     map[string]string // network name -> reason its provisioning fails with
 	networks     map[string]map[string]*network
+	configs      map[string]map[string]*network // organization -> control plane ID -> configuration
 }
 
-// network is a stored network and how often it was read while initializing.
+// network is a stored network and how often it was read while initializing, and its transit gateways.
 type network struct {
 	obj   map[string]any
 	reads int
+	tgs   map[string]*network
 }
 
 // New returns the cloud gateways API over st.
 func New(st *store.Store, errs Errors) *API {
-	return &API{st: st, errs: errs, readsToReady: DefaultReadsToReady, failures: map[string]string{}, networks: map[string]map[string]*network{}}
+	return &API{st: st, errs: errs, readsToReady: DefaultReadsToReady, failures: map[string]string{}, networks: map[string]map[string]*network{},
+		configs: map[string]map[string]*network{}}
 }
 
 // SetReadsToReady sets how many GETs see a new network initializing (< 1: ready at the first GET).
@@ -97,7 +100,7 @@ func (a *API) CreateNetwork(w http.ResponseWriter, r *http.Request, o *store.Org
 		"provider_metadata": map[string]any{}, "state": state, "transit_gateway_count": int64(0),
 		"configuration_reference_count": int64(0), "entity_version": int64(1), "created_at": now, "updated_at": now,
 	}
-	nets[id] = &network{obj: obj}
+	nets[id] = &network{obj: obj, tgs: map[string]*network{}}
 	out := store.DeepCopy(obj)
 	a.mu.Unlock()
 	store.WriteJSON(w, http.StatusCreated, "application/json", out)
@@ -114,6 +117,7 @@ func (a *API) GetNetwork(w http.ResponseWriter, r *http.Request, o *store.Org) {
 		return
 	}
 	a.advanceLocked(n)
+	n.obj["transit_gateway_count"] = int64(len(n.tgs))
 	out := store.DeepCopy(n.obj)
 	a.mu.Unlock()
 	store.WriteJSON(w, http.StatusOK, "application/json", out)
@@ -121,20 +125,28 @@ func (a *API) GetNetwork(w http.ResponseWriter, r *http.Request, o *store.Org) {
 
 // advanceLocked counts a read of an initializing network and ends its provisioning on the readsToReady-th.
 func (a *API) advanceLocked(n *network) {
-	if n.obj["state"] != "initializing" {
+	if !a.provisionedLocked(n) {
 		return
 	}
-	n.reads++
-	if n.reads < a.readsToReady {
-		return
-	}
-	n.obj["entity_version"] = n.obj["entity_version"].(int64) + 1
 	if reason, failed := a.failures[fmt.Sprint(n.obj["name"])]; failed {
 		n.obj["state"] = "offline"
 		n.obj["state_metadata"] = map[string]any{"reported_status": "INVALID", "reason": reason}
 		return
 	}
 	n.obj["state"] = "ready"
+}
+
+// provisionedLocked counts a read of an initializing entity and says whether it ends its provisioning.
+func (a *API) provisionedLocked(n *network) bool {
+	if n.obj["state"] != "initializing" {
+		return false
+	}
+	n.reads++
+	if n.reads < a.readsToReady {
+		return false
+	}
+	n.obj["entity_version"] = n.obj["entity_version"].(int64) + 1
+	return true
 }
 
 // DeleteNetwork serves DELETE /v2/cloud-gateways/networks/{networkId}. (Konnect answers the delete and goes
