@@ -6,6 +6,8 @@ import (
 
 	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
 	"github.com/Kong/sdk-konnect-go/models/components"
+	"github.com/Kong/sdk-konnect-go/models/operations"
+	"github.com/Kong/sdk-konnect-go/retry"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -116,7 +118,9 @@ func createTransitGateway(ctx context.Context, api konnectapi.API, t *transitGat
 	}
 	var out observed
 	err = konnectapi.CallSDK(ctx, api, "create cloud gateway transit gateway", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
-		resp, err := sdk.CloudGateways.CreateTransitGateway(ctx, s.parent, req)
+		// The SDK retries a 400 of this call for up to an hour (Konnect answers 400 while the network is not
+		// ready); a worker must not block on it: the object is reconciled again with backoff instead.
+		resp, err := sdk.CloudGateways.CreateTransitGateway(ctx, s.parent, req, operations.WithRetries(retry.Config{Strategy: "none"}))
 		if err != nil {
 			return err
 		}
