@@ -69,7 +69,7 @@ func TestCloudGatewayNetworkManifests(t *testing.T) {
 		}
 		e.eventually(30*time.Second, obj.GetName()+" gone", func() error {
 			if err := e.get(obj, obj.GetName()); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("still there (%v)", err)
+				return fmt.Errorf("still there (%w)", err)
 			}
 			return nil
 		})

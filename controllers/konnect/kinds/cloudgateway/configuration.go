@@ -162,6 +162,7 @@ func dataPlaneGroup(g cloudv1alpha1.KonnectConfigurationDataPlaneGroup, s scope)
 	}
 	var auto components.ConfigurationDataPlaneGroupAutoscale
 	if a := g.Autoscale.Static; g.Autoscale.Type == "static" && a != nil {
+		//nolint:staticcheck // deprecated in the SDK, but Dedicated Cloud Gateways still take static instances (Kong's samples use them).
 		auto = components.CreateConfigurationDataPlaneGroupAutoscaleConfigurationDataPlaneGroupAutoscaleStatic(components.ConfigurationDataPlaneGroupAutoscaleStatic{
 			Kind: components.KindStatic, InstanceType: components.InstanceTypeName(a.InstanceType), RequestedInstances: a.RequestedInstances})
 	} else if a := g.Autoscale.Autopilot; a != nil {

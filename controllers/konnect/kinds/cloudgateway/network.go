@@ -142,8 +142,11 @@ func stateOf(v any) (observed, error) {
 			Reason string `json:"reason"`
 		} `json:"state_metadata"`
 	}
-	if err := json.Unmarshal(raw, &body); err != nil || body.ID == "" {
-		return observed{}, fmt.Errorf("no entity in the answer (%v)", err)
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return observed{}, fmt.Errorf("reading the answer: %w", err)
+	}
+	if body.ID == "" {
+		return observed{}, fmt.Errorf("no entity in the answer")
 	}
 	o := observed{ID: body.ID, State: body.State, Ready: body.State == StateReady}
 	if body.StateMetadata != nil && !o.Ready {
