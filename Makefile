@@ -91,7 +91,7 @@ REFERENCE := docs/reference/api.md docs/reference/almctl.md docs/reference/flags
 .PHONY: docs
 docs: ## Generate docs/reference/{api,almctl,flags}.md from the code (make verify checks them).
 	go run ./hack/apidocs/cmd/apidocs api -out docs/reference/api.md -title "API reference" \
-		apis/operators/v1alpha1 apis/konnect/v1alpha1 apis/konnect/v1alpha2 apis/configuration/v1alpha1 apis/configuration/v1beta1 apis/configuration/v1
+		apis/operators/v1alpha1 apis/konnect/v1alpha1 apis/konnect/cloudgateway/v1alpha1 apis/konnect/v1alpha2 apis/configuration/v1alpha1 apis/configuration/v1beta1 apis/configuration/v1
 	go run ./cmd/almctl reference > docs/reference/almctl.md
 	@tmp=$$(mktemp -d); TMPDIR=/tmp go run ./cmd/alm --help > $$tmp/alm; TMPDIR=/tmp go run ./cmd/konnect-operator --help > $$tmp/konnect; \
 		go run ./hack/apidocs/cmd/apidocs flags -out docs/reference/flags.md -title "Manager flags" \

@@ -7,6 +7,7 @@ import (
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
+	cloudv1alpha1 "github.com/almproject/alm/apis/konnect/cloudgateway/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 )
@@ -17,6 +18,7 @@ func NewScheme() (*runtime.Scheme, error) {
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme,
 		konnectv1alpha1.AddToScheme,
+		cloudv1alpha1.AddToScheme,
 		konnectv1alpha2.AddToScheme,
 		configurationv1alpha1.AddToScheme,
 		configurationv1.AddToScheme,

@@ -23,12 +23,14 @@ import (
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
 	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	configurationv1beta1 "github.com/almproject/alm/apis/configuration/v1beta1"
+	cloudv1alpha1 "github.com/almproject/alm/apis/konnect/cloudgateway/v1alpha1"
 	konnectv1alpha2 "github.com/almproject/alm/apis/konnect/v1alpha2"
 	"github.com/almproject/alm/controllers/konnect/authconfig"
 	"github.com/almproject/alm/controllers/konnect/entity"
 	"github.com/almproject/alm/controllers/konnect/grants"
 	"github.com/almproject/alm/controllers/konnect/handoff"
 	"github.com/almproject/alm/controllers/konnect/kinds"
+	"github.com/almproject/alm/controllers/konnect/kinds/cloudgateway"
 	"github.com/almproject/alm/controllers/konnect/kinds/credentials"
 	"github.com/almproject/alm/controllers/konnect/konnectapi"
 	"github.com/almproject/alm/controllers/konnect/pluginannotation"
@@ -79,6 +81,9 @@ type Options struct {
 	// Handoff, when set, is the OperatorVersion this operator runs as under ALM (handoff.TargetFromEnv): when ALM
 	// asks it to take over from the version it replaces, it re-tags every entity to TagScheme and answers.
 	Handoff *handoff.Target
+	// CloudGatewayPoll is how soon a Dedicated Cloud Gateway network being provisioned is read again (default
+	// cloudgateway.DefaultPoll).
+	CloudGatewayPoll time.Duration
 }
 
 // defaultSyncPeriod is the seed's: an unchanged object is brought back to its declared state once a minute.
@@ -155,6 +160,12 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := entity.Setup(ctx, mgr, kinds.Consumer(installed.consumerGroups), kindOpts); err != nil {
 		return err
 	}
+	if installed.cloudGateways {
+		cloud := cloudgateway.Options{Clients: opts.Clients, SyncPeriod: opts.SyncPeriod, Poll: opts.CloudGatewayPoll, Controller: ctrlOpts}
+		if err := cloudgateway.Setup(ctx, mgr, cloud); err != nil {
+			return err
+		}
+	}
 	return setupOptional(ctx, mgr, installed, kindOpts)
 }
 
@@ -194,6 +205,9 @@ type installedKinds struct {
 	grants bool
 	// credentials: the credential kinds (bundle 1.8.0 on).
 	credentials bool
+	// cloudGateways: KonnectCloudGatewayNetwork, KonnectCloudGatewayTransitGateway and
+	// KonnectCloudGatewayDataPlaneGroupConfiguration (checked by the first; bundle 1.8.0 on).
+	cloudGateways bool
 }
 
 // grantsFollow re-reconciles, when a KongReferenceGrant is created, changed or deleted, the objects of each kind in
@@ -241,7 +255,12 @@ func optionalKinds(mapper apimeta.RESTMapper) (installedKinds, error) {
 	if err != nil {
 		return installedKinds{}, err
 	}
-	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway, grants: grantKind, credentials: creds}, nil
+	cloud, err := has(cloudv1alpha1.GroupVersion.WithKind("KonnectCloudGatewayNetwork"))
+	if err != nil {
+		return installedKinds{}, err
+	}
+	return installedKinds{consumerGroups: groups, plugins: groups && plugin && binding, gateway: gateway, grants: grantKind,
+		credentials: creds, cloudGateways: cloud}, nil
 }
 
 // retryLimiter is the backoff of failed reconciles: exponential from 50ms, but never longer than the sync period

@@ -196,7 +196,7 @@ func (e *env) runOperator(o envOptions) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := Setup(ctx, mgr, Options{
 		SyncPeriod: o.syncPeriod, DriftMode: o.mode, RateLimit: o.rateLimit, MaxConcurrentReconciles: o.workers,
-		TagScheme: o.tagScheme, Handoff: o.handoff, PartReads: o.partReads,
+		TagScheme: o.tagScheme, Handoff: o.handoff, PartReads: o.partReads, CloudGatewayPoll: 100 * time.Millisecond,
 	}); err != nil {
 		cancel()
 		e.t.Fatal(err)

@@ -50,6 +50,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/almproject/alm/test/konnectsim/internal/cloudgateways"
 	"github.com/almproject/alm/test/konnectsim/internal/coreentities"
 	"github.com/almproject/alm/test/konnectsim/internal/platform"
 	"github.com/almproject/alm/test/konnectsim/internal/store"
@@ -117,6 +118,7 @@ type Server struct {
 	st       *store.Store
 	platform *platform.API
 	core     *coreentities.API
+	cloud    *cloudgateways.API
 
 	mu        sync.Mutex // guards the knobs below (random draws come from the store)
 	limiters  map[*store.Org]*rate.Limiter
@@ -170,6 +172,7 @@ func New(opts Options) *Server {
 		errorRate: opts.ErrorRate,
 		lostRate:  opts.LostResponseRate,
 	}
+	s.cloud = cloudgateways.New(st, s.platform)
 	s.latency.Store(int64(opts.Latency))
 	orgs := opts.Organizations
 	if len(orgs) == 0 {

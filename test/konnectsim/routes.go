@@ -81,6 +81,15 @@ const (
 	PathDPCertificates  = PathControlPlane + "/dp-client-certificates"
 	PathDPCertificate   = PathDPCertificates + "/{certificateId}"
 
+	// Dedicated Cloud Gateway networks.
+	PathCloudGatewayNetworks = "/v2/cloud-gateways/networks"
+	PathCloudGatewayNetwork  = PathCloudGatewayNetworks + "/{networkId}"
+	// Transit gateways of a network, and data plane group configurations.
+	PathCloudGatewayTransitGateways = PathCloudGatewayNetwork + "/transit-gateways"
+	PathCloudGatewayTransitGateway  = PathCloudGatewayTransitGateways + "/{transitGatewayId}"
+	PathCloudGatewayConfigurations  = "/v2/cloud-gateways/configurations"
+	PathCloudGatewayConfiguration   = PathCloudGatewayConfigurations + "/{configurationId}"
+
 	// Members of a control plane group.
 	PathGroupMemberships       = PathControlPlane + "/group-memberships"
 	PathGroupMembershipsAdd    = PathGroupMemberships + "/add"
@@ -162,6 +171,15 @@ func (s *Server) routes() *http.ServeMux {
 	s.handle(mux, "GET "+PathTargets, coreAPI, s.core.Collection(KindTarget, "targetId", "").List)
 
 	s.dpCertificateRoutes(mux)
+
+	s.handle(mux, "POST "+PathCloudGatewayNetworks, platformAPI, s.cloud.CreateNetwork)
+	s.handle(mux, "GET "+PathCloudGatewayNetwork, platformAPI, s.cloud.GetNetwork)
+	s.handle(mux, "DELETE "+PathCloudGatewayNetwork, platformAPI, s.cloud.DeleteNetwork)
+	s.handle(mux, "POST "+PathCloudGatewayTransitGateways, platformAPI, s.cloud.CreateTransitGateway)
+	s.handle(mux, "GET "+PathCloudGatewayTransitGateway, platformAPI, s.cloud.GetTransitGateway)
+	s.handle(mux, "DELETE "+PathCloudGatewayTransitGateway, platformAPI, s.cloud.DeleteTransitGateway)
+	s.handle(mux, "PUT "+PathCloudGatewayConfigurations, platformAPI, s.cloud.PutConfiguration)
+	s.handle(mux, "GET "+PathCloudGatewayConfiguration, platformAPI, s.cloud.GetConfiguration)
 
 	for _, m := range []struct {
 		fromConsumer bool
