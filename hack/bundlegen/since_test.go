@@ -28,6 +28,8 @@ var gatewayKinds = []string{
 // credentialKinds are the CRDs the konnect-operator input ships only from 1.8.0 on.
 var credentialKinds = []string{
 	"kongcredentialapikeys", "kongcredentialbasicauths", "kongcredentialacls", "kongcredentialjwts", "kongcredentialhmacs",
+	// and, from the same version, the Dedicated Cloud Gateway kinds
+	"konnectcloudgatewaynetworks", "konnectcloudgatewaytransitgateways", "konnectcloudgatewaydataplanegroupconfigurations",
 }
 
 // writeVersion writes the bundle of a copy of 1.2.0 numbered version and returns what it holds.
