@@ -150,9 +150,15 @@ func TestAttackDirectoryCatalogReadsALMFilesystem(t *testing.T) {
 			}
 		})
 	}
-	cs := waitCatalogReady(t, admin, almNamespace, name, metav1.ConditionTrue, operatorsv1alpha1.ReasonSynced, "serving 8 bundles of 2 packages")
-	if cs.Status.PackageCount != 2 || cs.Status.BundleCount != 8 {
-		t.Errorf("CatalogSource %s/%s: %d packages, %d bundles; want bundles/'s 2 and 8", almNamespace, name, cs.Status.PackageCount, cs.Status.BundleCount)
+	// bundles/<package>/<version>: every version the checkout publishes.
+	versions, err := filepath.Glob(filepath.Join(checkoutBundles(t), "*", "*", "manifests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("serving %d bundles of 2 packages", len(versions))
+	cs := waitCatalogReady(t, admin, almNamespace, name, metav1.ConditionTrue, operatorsv1alpha1.ReasonSynced, want)
+	if cs.Status.PackageCount != 2 || int(cs.Status.BundleCount) != len(versions) {
+		t.Errorf("CatalogSource %s/%s: %d packages, %d bundles; want bundles/'s 2 and %d", almNamespace, name, cs.Status.PackageCount, cs.Status.BundleCount, len(versions))
 	}
 	servesNothing(t, waitCatalogReady(t, admin, almNamespace, name+"-cache", metav1.ConditionFalse, operatorsv1alpha1.ReasonDirectoryRefused,
 		"spec.directory.path "+cacheDir, "bundle cache", "--bundle-cache-dir"))
