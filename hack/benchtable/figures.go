@@ -54,6 +54,9 @@ var Figures = []Figure{
 	// other metrics.
 	{Bench: "BenchmarkScale", Metric: "succeeded", Title: "Scale: OperatorVersions Succeeded (of 1,000)", Min: Limit(1000)},
 	{Bench: "BenchmarkScale", Metric: "rss-MB", Title: "Scale: ALM peak RSS (MB)", Max: Limit(100)},
+	{Bench: "BenchmarkScale", Metric: "rss-runs", Title: "Scale: runs of the 1,000 installs (the peak RSS above is the highest of them)"},
+	{Bench: "BenchmarkScale", Metric: "rss-MB-median", Title: "Scale: ALM peak RSS, median of the runs (MB)"},
+	{Bench: "BenchmarkScale", Metric: "rss-MB-lowest", Title: "Scale: ALM peak RSS, lowest of the runs (MB)"},
 	{Bench: "BenchmarkScale", Metric: "heap-MB", Title: "Scale: ALM peak heap (MB)"},
 	{Bench: "BenchmarkScale", Metric: "install-requests/install", Title: "Scale: API requests per install, 7-object bundle (what installs cost: one-off start-up requests left out)", Format: "%.2f", Max: Limit(12)},
 	{Bench: "BenchmarkScale", Metric: "requests/install", Title: "Scale: all of ALM's API requests / installs (start-up included)", Format: "%.2f"},
@@ -65,6 +68,8 @@ var Figures = []Figure{
 	{Bench: "BenchmarkScale", Metric: "requests/upgrade", Title: "Scale: API requests per upgrade (7-object bundle)", Format: "%.2f", Max: Limit(14)},
 	{Bench: "BenchmarkScale", Metric: "recreated", Title: "Scale: objects re-created during upgrades (same name, new UID)", Max: Limit(0)},
 	{Bench: "BenchmarkScale", Metric: "upgrade-rss-MB", Title: "Scale: ALM peak RSS during upgrades (MB)", Max: Limit(100)},
+	{Bench: "BenchmarkScaleWaves", Metric: "s-upgraded", Title: "Scale, in waves (canary 1, then 25%, then the rest; no soak): all upgraded after publish (s)", Format: "%.1f"},
+	{Bench: "BenchmarkScaleWaves", Metric: "requests/upgrade", Title: "Scale, in waves: API requests per upgrade", Format: "%.2f"},
 	{Bench: "BenchmarkScale10k", Metric: "succeeded", Title: "Scale 10k: OperatorVersions Succeeded (of 10,000 in 1,000 namespaces)", Min: Limit(10000)},
 	{Bench: "BenchmarkScale10k", Metric: "rss-MB", Title: "Scale 10k: ALM peak RSS (MB; goal ≤ 300)", Max: Limit(300)},
 	{Bench: "BenchmarkScale10k", Metric: "heap-MB", Title: "Scale 10k: ALM peak heap (MB)"},

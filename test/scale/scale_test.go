@@ -125,10 +125,16 @@ func checkUpgrade(t *testing.T, res *Result) {
 
 // BenchmarkScale is issue 13's scale run: 1,000 AppTypes across 100 namespaces from a 50-package catalog (sizes from
 // ALM_SCALE_NAMESPACES, ALM_SCALE_PER_NAMESPACE, ALM_SCALE_PACKAGES; extra ALM flags from ALM_SCALE_ALM_ARGS, extra settings of its environment from ALM_SCALE_ALM_ENV; ALM_SCALE_PEAK_PROFILES=1 for heap profiles at the peaks; ALM_SCALE_KEEP=1 keeps the audit log and ALM's log).
-// Targets (hack/benchtable): rss-MB <= 100, requests/install <= 12, s-after-available <= 30.
+// Targets (hack/benchtable): rss-MB <= 100, requests/install <= 12, s-after-available <= 30. The installs' peak RSS
+// is judged by the highest of installRuns runs (ALM_SCALE_RUNS overrides): one with the upgrade, the others
+// installs only, each with a fresh cluster and ALM.
 func BenchmarkScale(b *testing.B) {
-	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Upgrade: true, Timeout: 20 * time.Minute, Log: os.Stderr})
+	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Upgrade: true, Timeout: 20 * time.Minute, Log: os.Stderr}, installRuns)
 }
+
+// installRuns is how many runs BenchmarkScale measures the installs' peak RSS in: one run met the 100 MB target
+// at 99 MB after ten at 105–122 MB, so a figure holds only as the worst of several.
+const installRuns = 3
 
 // BenchmarkScaleWaves is BenchmarkScale with the upgrade rolled out in waves by the CatalogSource's spec.rollout
 // (issue 38): per package (20 installs each at the default size), a canary of 1, then up to 25%, then the rest,
@@ -137,7 +143,7 @@ func BenchmarkScale(b *testing.B) {
 func BenchmarkScaleWaves(b *testing.B) {
 	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Upgrade: true, Timeout: 20 * time.Minute, Log: os.Stderr,
 		Rollout: &operatorsv1alpha1.RolloutPolicy{Canary: &operatorsv1alpha1.RolloutCanary{Count: ptr.To[int32](1)},
-			Waves: []intstr.IntOrString{intstr.FromString("25%")}}})
+			Waves: []intstr.IntOrString{intstr.FromString("25%")}}}, 1)
 }
 
 // BenchmarkScale10k is ten times that: 10,000 AppTypes across 1,000 namespaces (goal: rss-MB <= 300). It takes
@@ -146,14 +152,21 @@ func BenchmarkScale10k(b *testing.B) {
 	if os.Getenv("ALM_SCALE_10K") != "1" {
 		b.Skip("10,000 installs: run with ALM_SCALE_10K=1 (make bench-scale-10k)")
 	}
-	benchScale(b, Options{Namespaces: 1000, PerNamespace: 10, Packages: 50, Timeout: 60 * time.Minute, Log: os.Stderr})
+	benchScale(b, Options{Namespaces: 1000, PerNamespace: 10, Packages: 50, Timeout: 60 * time.Minute, Log: os.Stderr}, 1)
 }
 
-func benchScale(b *testing.B, size Options) {
+// benchScale runs size once as it is, then runs-1 times more without the upgrade, and reports the first run's
+// figures with the installs' peak RSS as the highest of all runs (rss-MB) beside the lowest and the median.
+func benchScale(b *testing.B, size Options, runs int) {
 	skipWithoutCluster(b)
 	o, err := Size(size)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if v := os.Getenv("ALM_SCALE_RUNS"); v != "" {
+		if runs, err = strconv.Atoi(v); err != nil || runs < 1 {
+			b.Fatalf("ALM_SCALE_RUNS=%q: want a positive number", v)
+		}
 	}
 	var res *Result
 	for i := 0; i < b.N; i++ {
@@ -161,10 +174,25 @@ func benchScale(b *testing.B, size Options) {
 			b.Fatal(err)
 		}
 	}
+	peaks := []float64{res.PeakRSS}
+	for i := 1; i < runs; i++ {
+		more := o
+		more.Upgrade, more.HeapProfile = false, ""
+		again, err := Run(context.Background(), more)
+		if err != nil {
+			b.Fatal(err)
+		}
+		peaks = append(peaks, again.PeakRSS)
+	}
+	sort.Float64s(peaks)
+	b.Logf("ALM's peak RSS in %d runs of %d installs: %s MB", runs, res.Installs, formatMB(peaks))
 	report(b, res)
 	b.ReportMetric(float64(res.Installs), "installs")
 	b.ReportMetric(float64(res.Succeeded), "succeeded")
-	b.ReportMetric(res.PeakRSS/1e6, "rss-MB")
+	b.ReportMetric(peaks[len(peaks)-1]/1e6, "rss-MB")
+	b.ReportMetric(peaks[0]/1e6, "rss-MB-lowest")
+	b.ReportMetric(peaks[len(peaks)/2]/1e6, "rss-MB-median")
+	b.ReportMetric(float64(runs), "rss-runs")
 	b.ReportMetric(res.PeakHeap/1e6, "heap-MB")
 	b.ReportMetric(res.RequestsPerInstall(), "requests/install")
 	b.ReportMetric(res.CostPerInstall(), "install-requests/install")
@@ -234,6 +262,15 @@ func report(tb testing.TB, res *Result) {
 		tb.Logf("CPU used during the upgrades: %s; %.1fs in all, %.2f cores on average over %.1fs",
 			strings.Join(cpu, ", "), u.CPU.Total().Seconds(), u.CPU.Total().Seconds()/u.Took.Seconds(), u.Took.Seconds())
 	}
+}
+
+// formatMB lists byte counts in MB, comma-separated.
+func formatMB(bytes []float64) string {
+	parts := make([]string, len(bytes))
+	for i, n := range bytes {
+		parts[i] = strconv.FormatFloat(n/1e6, 'f', 1, 64)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func formatPer(n float64, installs int) string {
