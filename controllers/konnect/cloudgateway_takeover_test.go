@@ -214,4 +214,41 @@ func TestCloudGatewayAdopt(t *testing.T) {
 		t.Errorf("adopted transit gateway: status ID %s (want %s), in Konnect %v with cidr_blocks %v (want [10.3.0.0/24])",
 			tg.Status.ID, tgID, got, e.sim.CloudGatewayEntity(org, tgID)["cidr_blocks"])
 	}
+
+	e.checkConfigurationAdoption(adopt)
+}
+
+// checkConfigurationAdoption: a control plane's configuration made outside the operator is taken over by its ID;
+// mode match refuses a different version, mode override puts the spec's.
+func (e *env) checkConfigurationAdoption(adopt func(configurationv1alpha1.AdoptMode, string) *configurationv1alpha1.AdoptOptions) {
+	e.t.Helper()
+	cp := controlPlaneObj("cp", "auth")
+	e.create(cp)
+	e.waitProgrammed(cp, "cp")
+	version := "3.8"
+	put, err := e.sdk().CloudGateways.CreateConfiguration(context.Background(), components.CreateConfigurationRequest{ControlPlaneID: cp.Status.ID,
+		ControlPlaneGeo: components.ControlPlaneGeoUs, Version: &version, DataplaneGroups: []components.CreateConfigurationDataPlaneGroup{}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	id := put.ConfigurationManifest.ID
+	config := func(name string, mode configurationv1alpha1.AdoptMode) *cloudv1alpha1.KonnectCloudGatewayDataPlaneGroupConfiguration {
+		return &cloudv1alpha1.KonnectCloudGatewayDataPlaneGroupConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: cloudv1alpha1.KonnectCloudGatewayDataPlaneGroupConfigurationSpec{Version: "3.9", ControlPlaneRef: *cpRef("cp"), Adopt: adopt(mode, id)}}
+	}
+	e.create(config("match", configurationv1alpha1.AdoptModeMatch))
+	c := e.waitCondition(&cloudv1alpha1.KonnectCloudGatewayDataPlaneGroupConfiguration{}, "match", konnectv1alpha1.ConditionProgrammed, metav1.ConditionFalse, konnectv1alpha1.ReasonAdoptionMismatch, 30*time.Second)
+	if !strings.Contains(c.Message, "differs from the spec in version") {
+		e.t.Errorf("match-mode condition %q, want the field version", c.Message)
+	}
+	got := &cloudv1alpha1.KonnectCloudGatewayDataPlaneGroupConfiguration{}
+	e.create(config("override", configurationv1alpha1.AdoptModeOverride))
+	e.waitCondition(got, "override", konnectv1alpha1.ConditionProgrammed, metav1.ConditionTrue, konnectv1alpha1.ReasonProgrammed, 30*time.Second)
+	read, err := e.sdk().CloudGateways.GetConfiguration(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if got.Status.ID != id || read.ConfigurationManifest.Version == nil || *read.ConfigurationManifest.Version != "3.9" {
+		e.t.Errorf("adopted configuration: status ID %s (want %s), version in Konnect %v (want 3.9)", got.Status.ID, id, read.ConfigurationManifest.Version)
+	}
 }
