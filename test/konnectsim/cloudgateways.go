@@ -23,7 +23,9 @@ func (s *Server) DataPlaneGroups(orgID, cpID string) int { return s.cloud.DataPl
 
 // CloudGatewayEntity returns a copy of the network or transit gateway id of organization orgID as Konnect holds it
 // (nil: none).
-func (s *Server) CloudGatewayEntity(orgID, id string) map[string]any { return s.cloud.Entity(orgID, id) }
+func (s *Server) CloudGatewayEntity(orgID, id string) map[string]any {
+	return s.cloud.Entity(orgID, id)
+}
 
 // EditCloudGatewayEntity sets fields of the network or transit gateway id of organization orgID, as an edit made in
 // Konnect (false: no such entity).
