@@ -20,3 +20,15 @@ func (s *Server) TransitGateways(orgID string) []string { return s.cloud.Transit
 // DataPlaneGroups returns how many data plane groups the cloud gateway configuration of control plane cpID has (-1:
 // it has no configuration).
 func (s *Server) DataPlaneGroups(orgID, cpID string) int { return s.cloud.DataPlaneGroups(orgID, cpID) }
+
+// CloudGatewayEntity returns a copy of the network or transit gateway id of organization orgID as Konnect holds it
+// (nil: none).
+func (s *Server) CloudGatewayEntity(orgID, id string) map[string]any {
+	return s.cloud.Entity(orgID, id)
+}
+
+// EditCloudGatewayEntity sets fields of the network or transit gateway id of organization orgID, as an edit made in
+// Konnect (false: no such entity).
+func (s *Server) EditCloudGatewayEntity(orgID, id string, fields map[string]any) bool {
+	return s.cloud.Edit(orgID, id, fields)
+}

@@ -44,6 +44,12 @@ type KonnectCloudGatewayDataPlaneGroupConfigurationSpec struct {
 	// controlPlaneRef names the KonnectGatewayControlPlane the data planes connect to.
 	// +required
 	ControlPlaneRef configurationv1alpha1.ControlPlaneRef `json:"controlPlaneRef"`
+	// adopt takes the control plane's configuration that already exists in Konnect over by its ID (Kong's
+	// spec.adopt). Mode match takes it only if it equals the spec (version, api_access, data plane groups);
+	// override puts the spec in its place. It cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *configurationv1alpha1.AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KonnectConfigurationDataPlaneGroup is one data plane group.
@@ -153,4 +159,9 @@ type KonnectCloudGatewayDataPlaneGroupConfigurationList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []KonnectCloudGatewayDataPlaneGroupConfiguration `json:"items"`
+}
+
+// GetAdoptOptions returns spec.adopt.
+func (o *KonnectCloudGatewayDataPlaneGroupConfiguration) GetAdoptOptions() *configurationv1alpha1.AdoptOptions {
+	return o.Spec.Adopt
 }

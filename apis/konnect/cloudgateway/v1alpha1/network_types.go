@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 )
 
@@ -25,10 +26,12 @@ type KonnectCloudGatewayNetwork struct {
 	Status KonnectCloudGatewayNetworkStatus `json:"status,omitempty"`
 }
 
-// KonnectCloudGatewayNetworkSpec is Konnect's CreateNetworkRequest and the auth configuration. Konnect cannot
-// change a network's provider, region, zones or CIDR block once made: they are immutable here.
+// KonnectCloudGatewayNetworkSpec is Konnect's CreateNetworkRequest and the auth configuration. Konnect changes only
+// a network's name (update-network takes name alone): its provider, region, zones, CIDR block and initial state are
+// immutable here.
+// +kubebuilder:validation:XValidation:rule="has(self.state) == has(oldSelf.state) && (!has(self.state) || self.state == oldSelf.state)",message="state is immutable: it is the network's initial state, and Konnect's update-network cannot change it"
 type KonnectCloudGatewayNetworkSpec struct {
-	// name of the network in Konnect.
+	// name of the network in Konnect; a change renames it there (update-network).
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	Name string `json:"name"`
@@ -57,6 +60,12 @@ type KonnectCloudGatewayNetworkSpec struct {
 	// konnect names the KonnectAPIAuthConfiguration the network is made with.
 	// +required
 	KonnectConfiguration konnectv1alpha1.KonnectConfiguration `json:"konnect"`
+	// adopt takes a network that already exists in Konnect over by its ID instead of creating one (Kong's
+	// spec.adopt). Mode match takes it only if it equals the spec; override renames it to spec.name (the other
+	// fields cannot change in Konnect, so they must match either way). It cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *configurationv1alpha1.AdoptOptions `json:"adopt,omitempty"`
 }
 
 // KonnectCloudGatewayNetworkStatus is the network's Konnect ID, organization, server and state.
@@ -77,4 +86,9 @@ type KonnectCloudGatewayNetworkList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []KonnectCloudGatewayNetwork `json:"items"`
+}
+
+// GetAdoptOptions returns spec.adopt.
+func (o *KonnectCloudGatewayNetwork) GetAdoptOptions() *configurationv1alpha1.AdoptOptions {
+	return o.Spec.Adopt
 }

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	configurationv1alpha1 "github.com/almproject/alm/apis/configuration/v1alpha1"
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
 )
 
@@ -34,6 +35,13 @@ type KonnectCloudGatewayTransitGatewaySpec struct {
 	// +required
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="networkRef is immutable"
 	NetworkRef ObjectRef `json:"networkRef"`
+	// adopt takes a transit gateway that already exists on the network in Konnect over by its ID instead of
+	// creating one (Kong's spec.adopt). Mode match takes it only if it equals the spec; override sets its
+	// cidr_blocks (the only field Konnect's update-transit-gateway changes; the others must match either way). It
+	// cannot change.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec.adopt is immutable"
+	Adopt *configurationv1alpha1.AdoptOptions `json:"adopt,omitempty"`
 }
 
 // TransitGatewayType is the kind of transit gateway.
@@ -45,7 +53,8 @@ const (
 	TransitGatewayTypeAzureTransitGateway TransitGatewayType = "AzureTransitGateway"
 )
 
-// KonnectTransitGatewayAPISpec is Konnect's CreateTransitGatewayRequest for AWS and Azure transit gateways.
+// KonnectTransitGatewayAPISpec is Konnect's CreateTransitGatewayRequest for AWS and Azure transit gateways. Konnect's
+// update-transit-gateway changes only an AWS transit gateway's cidr_blocks: every other field is immutable here.
 // +kubebuilder:validation:XValidation:rule="self.type == oldSelf.type",message="spec.type is immutable"
 // +kubebuilder:validation:XValidation:rule="self.type == 'AWSTransitGateway' ? has(self.awsTransitGateway) : !has(self.awsTransitGateway)",message="spec.awsTransitGateway must be set exactly when spec.type is AWSTransitGateway"
 // +kubebuilder:validation:XValidation:rule="self.type == 'AzureTransitGateway' ? has(self.azureTransitGateway) : !has(self.azureTransitGateway)",message="spec.azureTransitGateway must be set exactly when spec.type is AzureTransitGateway"
@@ -57,12 +66,16 @@ type KonnectTransitGatewayAPISpec struct {
 	// awsTransitGateway, for type AWSTransitGateway.
 	// +optional
 	AWSTransitGateway *AWSTransitGateway `json:"awsTransitGateway,omitempty"`
-	// azureTransitGateway, for type AzureTransitGateway.
+	// azureTransitGateway, for type AzureTransitGateway. Konnect cannot change an Azure transit gateway: immutable.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="azureTransitGateway is immutable: Konnect's update-transit-gateway cannot change an Azure transit gateway"
 	AzureTransitGateway *AzureTransitGateway `json:"azureTransitGateway,omitempty"`
 }
 
-// AWSTransitGateway is an AWS transit gateway.
+// AWSTransitGateway is an AWS transit gateway. Only cidr_blocks can change (update-transit-gateway).
+// +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name",message="awsTransitGateway.name is immutable: Konnect's update-transit-gateway cannot rename a transit gateway"
+// +kubebuilder:validation:XValidation:rule="self.attachment_config == oldSelf.attachment_config",message="awsTransitGateway.attachment_config is immutable: Konnect's update-transit-gateway cannot change it"
+// +kubebuilder:validation:XValidation:rule="has(self.dns_config) == has(oldSelf.dns_config) && (!has(self.dns_config) || self.dns_config == oldSelf.dns_config)",message="awsTransitGateway.dns_config is immutable: Konnect's update-transit-gateway cannot change it"
 type AWSTransitGateway struct {
 	// name of the transit gateway.
 	// +required
@@ -72,7 +85,7 @@ type AWSTransitGateway struct {
 	// dns_config maps remote DNS server IP addresses to proxied internal domains.
 	// +optional
 	DNSConfig []TransitGatewayDNSConfig `json:"dns_config,omitempty"`
-	// cidr_blocks of the route table for the transit gateway.
+	// cidr_blocks of the route table for the transit gateway; a change is sent to Konnect (update-transit-gateway).
 	// +required
 	CIDRBlocks []string `json:"cidr_blocks"`
 	// attachment_config attaches the AWS transit gateway.
@@ -153,4 +166,9 @@ type KonnectCloudGatewayTransitGatewayList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []KonnectCloudGatewayTransitGateway `json:"items"`
+}
+
+// GetAdoptOptions returns spec.adopt.
+func (o *KonnectCloudGatewayTransitGateway) GetAdoptOptions() *configurationv1alpha1.AdoptOptions {
+	return o.Spec.Adopt
 }

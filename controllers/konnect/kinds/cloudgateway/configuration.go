@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
@@ -61,16 +62,12 @@ func configurationKind() kind[*configurationObj] {
 			if p := apimeta.FindStatusCondition(c.Status.Conditions, konnectv1alpha1.ConditionProgrammed); p == nil || p.ObservedGeneration != c.Generation {
 				return putConfiguration(ctx, api, s, configurationRequest(c, s))
 			}
-			var out observed
-			err := konnectapi.CallSDK(ctx, api, "get cloud gateway configuration", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
-				resp, err := sdk.CloudGateways.GetConfiguration(ctx, c.Status.ID)
-				if err != nil {
-					return err
-				}
-				out, err = configurationObserved(resp.ConfigurationManifest)
-				return err
-			})
-			return out, err
+			return readConfiguration(ctx, api, c, s)
+		},
+		read:  readConfiguration,
+		drift: configurationDrift,
+		update: func(ctx context.Context, api konnectapi.API, c *configurationObj, s scope) (observed, error) {
+			return putConfiguration(ctx, api, s, configurationRequest(c, s))
 		},
 		del: func(ctx context.Context, api konnectapi.API, c *configurationObj, s scope) error {
 			req := configurationRequest(c, s)
@@ -207,6 +204,59 @@ func configurationObserved(m *components.ConfigurationManifest) (observed, error
 		}
 		groups = append(groups, sg)
 	}
-	return observed{ID: m.ID, State: fmt.Sprintf("configured (%d of %d data plane groups ready)", ready, len(groups)),
+	return observed{ID: m.ID, Entity: m, State: fmt.Sprintf("configured (%d of %d data plane groups ready)", ready, len(groups)),
 		Ready: true, Pending: ready < len(groups), Body: groups}, nil
+}
+
+func readConfiguration(ctx context.Context, api konnectapi.API, c *configurationObj, _ scope) (observed, error) {
+	var out observed
+	err := konnectapi.CallSDK(ctx, api, "get cloud gateway configuration", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
+		resp, err := sdk.CloudGateways.GetConfiguration(ctx, c.Status.ID)
+		if err != nil {
+			return err
+		}
+		out, err = configurationObserved(resp.ConfigurationManifest)
+		return err
+	})
+	return out, err
+}
+
+// configurationDrift compares an adopted configuration with the spec: its control plane cannot change; its version,
+// api_access and data plane groups (provider, region, network) are put.
+func configurationDrift(c *configurationObj, actual observed, s scope) differences {
+	var d differences
+	m, ok := actual.Entity.(*components.ConfigurationManifest)
+	if !ok {
+		return d
+	}
+	if m.ControlPlaneID != s.parent {
+		d.immutable = append(d.immutable, "control_plane_id")
+	}
+	want := configurationRequest(c, s)
+	if m.Version == nil || *m.Version != *want.Version {
+		d.updatable = append(d.updatable, "version")
+	}
+	if want.APIAccess != nil && (m.APIAccess == nil || *m.APIAccess != *want.APIAccess) {
+		d.updatable = append(d.updatable, "api_access")
+	}
+	var got, wanted []string
+	for _, g := range m.DataplaneGroups {
+		got = append(got, fmt.Sprintf("%s/%s/%s", g.Provider, g.Region, deref(g.CloudGatewayNetworkID)))
+	}
+	for _, g := range want.DataplaneGroups {
+		wanted = append(wanted, fmt.Sprintf("%s/%s/%s", g.Provider, g.Region, deref(g.CloudGatewayNetworkID)))
+	}
+	slices.Sort(got)
+	slices.Sort(wanted)
+	if !slices.Equal(got, wanted) {
+		d.updatable = append(d.updatable, "dataplane_groups")
+	}
+	return d
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -13,9 +13,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
 	"github.com/Kong/sdk-konnect-go/models/components"
+	"github.com/Kong/sdk-konnect-go/models/operations"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,6 +66,9 @@ func networkKind() kind[*networkObj] {
 		},
 		create: createNetwork,
 		get:    getNetwork,
+		lookup: lookupNetwork,
+		drift:  networkDrift,
+		update: updateNetwork,
 		del: func(ctx context.Context, api konnectapi.API, n *networkObj, _ scope) error {
 			return konnectapi.CallSDK(ctx, api, "delete cloud gateway network", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
 				_, err := sdk.CloudGateways.DeleteNetwork(ctx, n.Status.ID)
@@ -122,11 +127,79 @@ func networkObserved(net *components.Network) (observed, error) {
 	if net == nil {
 		return observed{}, fmt.Errorf("no network in the answer")
 	}
-	o := observed{ID: net.ID, State: string(net.State), Ready: net.State == StateReady}
+	o := observed{ID: net.ID, Name: net.Name, State: string(net.State), Ready: net.State == StateReady, Entity: net}
 	if m := net.StateMetadata; m != nil && m.Reason != nil && !o.Ready {
 		o.Failed = *m.Reason
 	}
 	return o, nil
+}
+
+// lookupNetwork finds the network of the spec's name (list-networks with filter[name][eq]; names are unique in an
+// organization): the one a create whose answer was lost made.
+func lookupNetwork(ctx context.Context, api konnectapi.API, n *networkObj, _ scope) (observed, bool, error) {
+	var out observed
+	var found bool
+	err := konnectapi.CallSDK(ctx, api, "list cloud gateway network", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
+		resp, err := sdk.CloudGateways.ListNetworks(ctx, operations.ListNetworksRequest{
+			Filter: &components.NetworksFilterParameters{Name: &components.CloudGatewaysStringFieldFilterOverride{Eq: &n.Spec.Name}}})
+		if err != nil || resp.ListNetworksResponse == nil {
+			return err
+		}
+		for i := range resp.ListNetworksResponse.Data {
+			if net := &resp.ListNetworksResponse.Data[i]; net.Name == n.Spec.Name {
+				found = true
+				out, err = networkObserved(net)
+				return err
+			}
+		}
+		return nil
+	})
+	return out, found, err
+}
+
+// networkDrift: Konnect renames a network (update-network); its provider account, region, zones and CIDR block
+// cannot change.
+func networkDrift(n *networkObj, actual observed, _ scope) differences {
+	var d differences
+	net, ok := actual.Entity.(*components.Network)
+	if !ok {
+		return d
+	}
+	if net.Name != n.Spec.Name {
+		d.updatable = append(d.updatable, "name")
+	}
+	zones := slices.Clone(net.AvailabilityZones)
+	want := slices.Clone(n.Spec.AvailabilityZones)
+	slices.Sort(zones)
+	slices.Sort(want)
+	for _, f := range []struct {
+		field string
+		same  bool
+	}{
+		{"cloud_gateway_provider_account_id", net.CloudGatewayProviderAccountID == n.Spec.CloudGatewayProviderAccountID},
+		{"region", net.Region == n.Spec.Region},
+		{"availability_zones", slices.Equal(zones, want)},
+		{"cidr_block", net.CidrBlock == n.Spec.CidrBlock},
+	} {
+		if !f.same {
+			d.immutable = append(d.immutable, f.field)
+		}
+	}
+	return d
+}
+
+// updateNetwork renames the network to spec.name.
+func updateNetwork(ctx context.Context, api konnectapi.API, n *networkObj, _ scope) (observed, error) {
+	var out observed
+	err := konnectapi.CallSDK(ctx, api, "update cloud gateway network", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
+		resp, err := sdk.CloudGateways.UpdateNetwork(ctx, n.Status.ID, components.PatchNetworkRequest{Name: &n.Spec.Name})
+		if err != nil {
+			return err
+		}
+		out, err = networkObserved(resp.Network)
+		return err
+	})
+	return out, err
 }
 
 // stateOf reads id, state and state_metadata.reason of an answer the SDK holds as a union (a transit gateway).
@@ -137,6 +210,7 @@ func stateOf(v any) (observed, error) {
 	}
 	var body struct {
 		ID            string `json:"id"`
+		Name          string `json:"name"`
 		State         string `json:"state"`
 		StateMetadata *struct {
 			Reason string `json:"reason"`
@@ -148,7 +222,11 @@ func stateOf(v any) (observed, error) {
 	if body.ID == "" {
 		return observed{}, fmt.Errorf("no entity in the answer")
 	}
-	o := observed{ID: body.ID, State: body.State, Ready: body.State == StateReady}
+	var entity map[string]any
+	if err := json.Unmarshal(raw, &entity); err != nil {
+		return observed{}, fmt.Errorf("reading the answer: %w", err)
+	}
+	o := observed{ID: body.ID, Name: body.Name, State: body.State, Ready: body.State == StateReady, Entity: entity}
 	if body.StateMetadata != nil && !o.Ready {
 		o.Failed = body.StateMetadata.Reason
 	}

@@ -37,7 +37,7 @@ const DefaultPoll = 30 * time.Second
 
 // observed is what Konnect answered about an entity.
 type observed struct {
-	ID, State string
+	ID, Name, State string
 	// Failed is Konnect's reason why provisioning failed ("" when it did not).
 	Failed string
 	// Ready: the entity is usable (Programmed); Pending: something Konnect reports is still changing, so it is
@@ -45,6 +45,8 @@ type observed struct {
 	Ready, Pending bool
 	// Body is the kind's own answer (the configuration's data plane groups).
 	Body any
+	// Entity is the entity as Konnect answered it, for the kind's drift.
+	Entity any
 }
 
 // scope is where an object's entity lives: the auth configuration and the Konnect ID of its parent (network or
@@ -80,6 +82,16 @@ type kind[T client.Object] struct {
 	get      func(ctx context.Context, api konnectapi.API, obj T, s scope) (observed, error)
 	del      func(ctx context.Context, api konnectapi.API, obj T, s scope) error
 	watches  []refWatch
+
+	// read is the plain read of the entity status.id names, for adoption (nil: get).
+	read func(ctx context.Context, api konnectapi.API, obj T, s scope) (observed, error)
+	// lookup finds the entity a create whose answer was lost made, by the spec's name (nil: the kind's create
+	// cannot leave a duplicate); found false: there is none.
+	lookup func(ctx context.Context, api konnectapi.API, obj T, s scope) (o observed, found bool, err error)
+	// drift says in which fields the entity Konnect answered differs from the spec (nil: none are compared).
+	drift func(obj T, actual observed, s scope) differences
+	// update sends the fields Konnect can change (nil: none).
+	update func(ctx context.Context, api konnectapi.API, obj T, s scope) (observed, error)
 }
 
 // reconciler is the loop of a cloud gateway kind: deletion or finalizer, references, create or read, one status
@@ -165,9 +177,8 @@ func (r *reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 	}
 	var o observed
 	if id == "" {
-		if o, err = r.kind.create(ctx, api, obj, s); err != nil {
-			r.setProgrammed(obj, metav1.ConditionFalse, konnectv1alpha1.ReasonCreateFailed, "Konnect create failed: "+err.Error())
-			return ctrl.Result{}, failure(err)
+		if o, err = r.takeOverOrCreate(ctx, api, obj, s); err != nil {
+			return r.createFailure(obj, err)
 		}
 		r.created.Store(obj.GetUID(), o.ID)
 	} else {
@@ -180,13 +191,51 @@ func (r *reconciler[T]) sync(ctx context.Context, obj T) (ctrl.Result, error) {
 			r.setProgrammed(obj, metav1.ConditionFalse, konnectv1alpha1.ReasonPending, "the entity no longer exists in Konnect: creating it again")
 			return ctrl.Result{Requeue: true}, nil
 		}
+		if err == nil {
+			o, err = r.converge(ctx, api, obj, s, o)
+		}
 		if err != nil {
-			r.setProgrammed(obj, metav1.ConditionFalse, konnectv1alpha1.ReasonUpdateFailed, "Konnect get failed: "+err.Error())
+			r.setProgrammed(obj, metav1.ConditionFalse, konnectv1alpha1.ReasonUpdateFailed, "Konnect update failed: "+err.Error())
 			return ctrl.Result{}, failure(err)
 		}
 	}
 	r.kind.record(obj, konnectv1alpha1.KonnectEntityStatus{ID: o.ID, ServerURL: serverURL, OrgID: s.auth.Status.OrganizationID}, s.parent, &o)
 	return r.report(obj, o), nil
+}
+
+// takeOverOrCreate adopts the entity spec.adopt names, or takes over the one a lost create made (the kind's
+// look-up by name), or creates one.
+func (r *reconciler[T]) takeOverOrCreate(ctx context.Context, api konnectapi.API, obj T, s scope) (observed, error) {
+	if o := adoptOptions(obj); o != nil {
+		return r.adopt(ctx, api, obj, s, o)
+	}
+	if r.kind.lookup != nil {
+		found, ok, err := r.kind.lookup(ctx, api, obj, s)
+		if err == nil && ok {
+			found, err = r.takeOverFound(ctx, obj, s, found)
+		}
+		if err == nil && ok {
+			r.kind.record(obj, konnectv1alpha1.KonnectEntityStatus{ID: found.ID}, s.parent, nil)
+			found, err = r.converge(ctx, api, obj, s, found)
+		}
+		if err != nil || ok {
+			return found, err
+		}
+	}
+	return r.kind.create(ctx, api, obj, s)
+}
+
+// createFailure reports a failed create, look-up or adoption.
+func (r *reconciler[T]) createFailure(obj T, err error) (ctrl.Result, error) {
+	var ae *adoptError
+	if adoptOptions(obj) != nil || errors.As(err, &ae) {
+		return r.adoptFailure(obj, err)
+	}
+	r.setProgrammed(obj, metav1.ConditionFalse, konnectv1alpha1.ReasonCreateFailed, "Konnect create failed: "+err.Error())
+	if errors.As(err, new(*nameTaken)) {
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	return ctrl.Result{}, failure(err)
 }
 
 // report sets Programmed from what Konnect reports and says when to read the entity again: after Poll while it is

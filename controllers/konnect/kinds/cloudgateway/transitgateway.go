@@ -2,7 +2,9 @@ package cloudgateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 
 	sdkkonnectgo "github.com/Kong/sdk-konnect-go"
 	"github.com/Kong/sdk-konnect-go/models/components"
@@ -55,18 +57,10 @@ func transitGatewayKind() kind[*transitGatewayObj] {
 			return scope{auth: s.auth, parent: t.Status.NetworkID}, nil
 		},
 		create: createTransitGateway,
-		get: func(ctx context.Context, api konnectapi.API, t *transitGatewayObj, s scope) (observed, error) {
-			var out observed
-			err := konnectapi.CallSDK(ctx, api, "get cloud gateway transit gateway", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
-				resp, err := sdk.CloudGateways.GetTransitGateway(ctx, s.parent, t.Status.ID)
-				if err != nil {
-					return err
-				}
-				out, err = stateOf(resp.TransitGatewayResponse)
-				return err
-			})
-			return out, err
-		},
+		get:    getTransitGateway,
+		lookup: lookupTransitGateway,
+		drift:  transitGatewayDrift,
+		update: updateTransitGateway,
 		del: func(ctx context.Context, api konnectapi.API, t *transitGatewayObj, s scope) error {
 			return konnectapi.CallSDK(ctx, api, "delete cloud gateway transit gateway", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
 				_, err := sdk.CloudGateways.DeleteTransitGateway(ctx, s.parent, t.Status.ID)
@@ -161,4 +155,108 @@ func dnsConfig(in []cloudv1alpha1.TransitGatewayDNSConfig) []components.TransitG
 		out = append(out, components.TransitGatewayDNSConfig{RemoteDNSServerIPAddresses: d.RemoteDNSServerIPAddresses, DomainProxyList: d.DomainProxyList})
 	}
 	return out
+}
+
+func getTransitGateway(ctx context.Context, api konnectapi.API, t *transitGatewayObj, s scope) (observed, error) {
+	var out observed
+	err := konnectapi.CallSDK(ctx, api, "get cloud gateway transit gateway", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
+		resp, err := sdk.CloudGateways.GetTransitGateway(ctx, s.parent, t.Status.ID)
+		if err != nil {
+			return err
+		}
+		out, err = stateOf(resp.TransitGatewayResponse)
+		return err
+	})
+	return out, err
+}
+
+// transitGatewayName is the name in the spec's configuration of its type.
+func transitGatewayName(spec cloudv1alpha1.KonnectTransitGatewayAPISpec) string {
+	switch {
+	case spec.AWSTransitGateway != nil:
+		return spec.AWSTransitGateway.Name
+	case spec.AzureTransitGateway != nil:
+		return spec.AzureTransitGateway.Name
+	}
+	return ""
+}
+
+// lookupTransitGateway finds the network's transit gateway of the spec's name (list-transit-gateways with
+// filter[name][eq]): the one a create whose answer was lost made.
+func lookupTransitGateway(ctx context.Context, api konnectapi.API, t *transitGatewayObj, s scope) (observed, bool, error) {
+	name := transitGatewayName(t.Spec.KonnectTransitGatewayAPISpec)
+	var out observed
+	var found bool
+	err := konnectapi.CallSDK(ctx, api, "list cloud gateway transit gateway", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
+		resp, err := sdk.CloudGateways.ListTransitGateways(ctx, operations.ListTransitGatewaysRequest{NetworkID: s.parent,
+			Filter: &components.TransitGatewaysFilterParameters{Name: &components.CloudGatewaysStringFieldFilterOverride{Eq: &name}}})
+		if err != nil || resp.ListTransitGatewaysResponse == nil {
+			return err
+		}
+		for _, tg := range resp.ListTransitGatewaysResponse.Data {
+			o, err := stateOf(tg)
+			if err != nil {
+				return err
+			}
+			if o.Name == name {
+				out, found = o, true
+				return nil
+			}
+		}
+		return nil
+	})
+	return out, found, err
+}
+
+// transitGatewayDrift: Konnect's update-transit-gateway changes an AWS transit gateway's cidr_blocks; its name, DNS
+// configuration and attachment (and everything of an Azure one) cannot change.
+func transitGatewayDrift(t *transitGatewayObj, actual observed, _ scope) differences {
+	var d differences
+	got, ok := actual.Entity.(map[string]any)
+	req, err := transitGatewayRequest(t.Spec.KonnectTransitGatewayAPISpec)
+	if !ok || err != nil {
+		return d
+	}
+	raw, err := json.Marshal(req)
+	var want map[string]any
+	if err != nil || json.Unmarshal(raw, &want) != nil {
+		return d
+	}
+	for _, k := range []string{"name", "dns_config", "transit_gateway_attachment_config", "cidr_blocks"} {
+		w, g := want[k], got[k]
+		if k == "dns_config" && isEmptyList(w) && isEmptyList(g) || reflect.DeepEqual(w, g) {
+			continue
+		}
+		if k == "cidr_blocks" && t.Spec.Type == cloudv1alpha1.TransitGatewayTypeAWSTransitGateway {
+			d.updatable = append(d.updatable, "awsTransitGateway.cidr_blocks")
+			continue
+		}
+		d.immutable = append(d.immutable, k)
+	}
+	return d
+}
+
+func isEmptyList(v any) bool {
+	l, ok := v.([]any)
+	return v == nil || ok && len(l) == 0
+}
+
+// updateTransitGateway sends an AWS transit gateway's cidr_blocks (update-transit-gateway).
+func updateTransitGateway(ctx context.Context, api konnectapi.API, t *transitGatewayObj, s scope) (observed, error) {
+	g := t.Spec.AWSTransitGateway
+	if g == nil {
+		return observed{}, fmt.Errorf("spec.type %s: Konnect cannot update the transit gateway", t.Spec.Type)
+	}
+	var out observed
+	err := konnectapi.CallSDK(ctx, api, "update cloud gateway transit gateway", func(ctx context.Context, sdk *sdkkonnectgo.SDK) error {
+		resp, err := sdk.CloudGateways.UpdateTransitGateway(ctx, operations.UpdateTransitGatewayRequest{NetworkID: s.parent, TransitGatewayID: t.Status.ID,
+			PatchTransitGatewayRequest: components.CreatePatchTransitGatewayRequestPatchAWSTransitGatewayAWSTransitGateway(
+				components.PatchAWSTransitGatewayAWSTransitGateway{CidrBlocks: g.CIDRBlocks})})
+		if err != nil {
+			return err
+		}
+		out, err = stateOf(resp.PatchTransitGatewayResponse)
+		return err
+	})
+	return out, err
 }
