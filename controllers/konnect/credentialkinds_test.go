@@ -189,8 +189,8 @@ func TestCredentialKindsAdopt(t *testing.T) {
 	}
 }
 
-// A credential of every kind edited in Konnect (its field, its tags) is set right, and one deleted in Konnect is
-// put back, within a sync period; a secret Konnect generated survives the correction of another field.
+// A credential of every kind edited in Konnect is set right, and one deleted in Konnect is put back, within a sync
+// period; a secret Konnect generated survives the correction of another field.
 func TestCredentialKindsDrift(t *testing.T) {
 	const period = 2 * time.Second
 	e := newEnv(t, envOptions{syncPeriod: period})
@@ -202,7 +202,7 @@ func TestCredentialKindsDrift(t *testing.T) {
 		if c.generated != "" {
 			secrets[c.kind] = e.simEntity(c.sim, ids[c.kind])[c.generated]
 		}
-		if err := e.sim.Edit(ids[c.kind], map[string]any{c.field: "edited-" + c.name("c"), "tags": []any{"x"}}); err != nil {
+		if err := e.sim.Edit(ids[c.kind], map[string]any{c.field: "edited-" + c.name("c")}); err != nil {
 			t.Fatal(err)
 		}
 	}
