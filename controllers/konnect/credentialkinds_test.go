@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configurationv1 "github.com/almproject/alm/apis/configuration/v1"
@@ -190,7 +191,8 @@ func TestCredentialKindsAdopt(t *testing.T) {
 }
 
 // A credential of every kind edited in Konnect is set right, and one deleted in Konnect is put back, within a sync
-// period; a secret Konnect generated survives the correction of another field.
+// period; a change of the spec reaches Konnect at once. A secret Konnect generated survives the correction or change
+// of another field.
 func TestCredentialKindsDrift(t *testing.T) {
 	const period = 2 * time.Second
 	e := newEnv(t, envOptions{syncPeriod: period})
@@ -228,6 +230,31 @@ func TestCredentialKindsDrift(t *testing.T) {
 	for _, c := range credentialCases {
 		if n := len(e.simObjects(c.sim)); n != 1 {
 			t.Errorf("%s: %d credentials of the kind in Konnect, want 1", c.kind, n)
+		}
+		if c.generated != "" {
+			secrets[c.kind] = e.simEntity(c.sim, ids[c.kind])[c.generated]
+		}
+		// A change of the spec reaches Konnect at once, the generated secret with it unchanged.
+		obj := c.newObject()
+		if err := e.get(obj, c.name("c")); err != nil {
+			t.Fatal(err)
+		}
+		patch := fmt.Sprintf(`{"spec":{%q:%q}}`, c.field, c.name("c")+"-changed")
+		if err := e.c.Patch(e.ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.eventually(10*time.Second, "spec changes in Konnect", func() error {
+		for _, c := range credentialCases {
+			if got := e.simEntity(c.sim, ids[c.kind]); got[c.field] != c.name("c")+"-changed" {
+				return fmt.Errorf("%s in Konnect: %s %v", c.kind, c.field, got[c.field])
+			}
+		}
+		return nil
+	})
+	for _, c := range credentialCases {
+		if c.generated != "" && e.simEntity(c.sim, ids[c.kind])[c.generated] != secrets[c.kind] {
+			t.Errorf("%s: a change of %s changed the %s Konnect generated", c.kind, c.field, c.generated)
 		}
 	}
 }
