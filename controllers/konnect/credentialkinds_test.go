@@ -191,13 +191,13 @@ func TestCredentialKindsAdopt(t *testing.T) {
 }
 
 // A credential of every kind edited in Konnect is set right, and one deleted in Konnect is put back, within a sync
-// period; a change of the spec reaches Konnect at once. A secret Konnect generated survives the correction or change
-// of another field.
+// period, and so are all of them when their consumer is deleted in Konnect; a change of the spec reaches Konnect at
+// once. A secret Konnect generated survives the correction or change of another field.
 func TestCredentialKindsDrift(t *testing.T) {
 	const period = 2 * time.Second
 	e := newEnv(t, envOptions{syncPeriod: period})
 	e.readyControlPlane("cp")
-	e.credentialConsumer("alice", "cp")
+	consumerID := e.credentialConsumer("alice", "cp")
 	ids := e.credentialsOf("alice", "c")
 	secrets := map[string]any{}
 	for _, c := range credentialCases {
@@ -257,6 +257,18 @@ func TestCredentialKindsDrift(t *testing.T) {
 			t.Errorf("%s: a change of %s changed the %s Konnect generated", c.kind, c.field, c.generated)
 		}
 	}
+	// The consumer deleted in Konnect, and its credentials with it: all are put back.
+	if err := e.sim.Remove(consumerID); err != nil {
+		t.Fatal(err)
+	}
+	e.eventually(3*period+10*time.Second, "the consumer deleted in Konnect put back with its credentials", func() error {
+		for _, c := range credentialCases {
+			if got := e.simEntity(c.sim, ids[c.kind]); got[c.field] != c.name("c")+"-changed" {
+				return fmt.Errorf("%s in Konnect: %v", c.kind, got)
+			}
+		}
+		return nil
+	})
 }
 
 // The hand-over to tag scheme v2 re-tags the credentials of every kind in place (same IDs, nothing created, one
