@@ -63,6 +63,9 @@ type Kind[T client.Object] struct {
 	// certificate: its PEM) among the entities of its control plane: a create that may repeat an earlier one whose
 	// answer was lost looks the entity up by it, where other kinds look it up by the k8s-uid tag.
 	DedupeKey func(body map[string]any) string
+	// WriteOnly are body keys Konnect keeps in a form it does not answer back (a basic-auth password, hashed): a
+	// write of the entity's body as listed (re-tagging) takes their values from the object's desired body instead.
+	WriteOnly []string
 	// Follows are objects the kind's objects depend on without naming them (no RefIndex can find the objects):
 	// a change of one re-reconciles the objects its Map returns.
 	Follows []Follow

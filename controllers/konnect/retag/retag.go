@@ -170,6 +170,9 @@ func (k *kindRetagger[T]) retagGroup(ctx context.Context, g *group[T]) (Report, 
 		if !lacking {
 			continue
 		}
+		if err := k.writeOnly(obj, g.refs, body); err != nil {
+			return rep, err
+		}
 		got, err := api.Update(ctx, k.kind.Type(), g.refs.ControlPlaneID, e.ID, body)
 		if err != nil {
 			return rep, fmt.Errorf("re-tagging %s %s (Konnect %s %s): %w", k.kind.Name(), klog.KObj(obj), k.kind.Type(), e.ID, err)
@@ -180,6 +183,24 @@ func (k *kindRetagger[T]) retagGroup(ctx context.Context, g *group[T]) (Report, 
 		rep.Retagged++
 	}
 	return rep, k.verify(ctx, api, g, ids)
+}
+
+// writeOnly puts the values the object declares for the kind's WriteOnly keys into body, in place of what Konnect
+// answered for them (a hash, which written back would become the value).
+func (k *kindRetagger[T]) writeOnly(obj T, refs entity.Refs, body map[string]any) error {
+	if len(k.kind.WriteOnly) == 0 {
+		return nil
+	}
+	desired, err := k.kind.Desired(obj, refs)
+	if err != nil {
+		return fmt.Errorf("re-tagging %s %s: %w", k.kind.Name(), klog.KObj(obj), err)
+	}
+	for _, key := range k.kind.WriteOnly {
+		if v, ok := desired[key]; ok {
+			body[key] = v
+		}
+	}
+	return nil
 }
 
 // verify lists the group's entities again: each one found before has the scheme's tags, under the same ID.

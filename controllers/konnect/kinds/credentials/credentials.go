@@ -8,6 +8,7 @@ package credentials
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +67,8 @@ type kind[T client.Object] struct {
 	fields func(T) map[string]any
 	// keys are the body keys compared for drift (nil: all): not a basic-auth password, which Konnect stores hashed.
 	keys []string
+	// writeOnly are the body keys Konnect answers only hashed (entity.Kind's WriteOnly).
+	writeOnly []string
 }
 
 // build makes the entity.Kind of a credential kind.
@@ -91,7 +94,7 @@ func (k kind[T]) build() entity.Kind[T] {
 			consumerParent.Index(indexConsumerRef, func(o client.Object) string { return k.refs(o.(T)).ConsumerRef.Name }),
 		},
 		Scope: k.deletionScope,
-	}}
+	}, WriteOnly: k.writeOnly}
 }
 
 // resolve: the KongConsumer must exist in Konnect; then its control plane and auth configuration must be valid (the
@@ -100,6 +103,10 @@ func (k kind[T]) build() entity.Kind[T] {
 func (k kind[T]) resolve(ctx context.Context, c client.Reader, o T) (entity.Refs, []entity.RefCheck, error) {
 	consumer, consumerID, check, err := consumerParent.Read(ctx, c, o.GetNamespace(), k.refs(o).ConsumerRef.Name)
 	if err != nil || !check.OK {
+		if s := k.status(o).Konnect; s != nil && s.ID != "" {
+			// Konnect deletes a consumer's credentials with it.
+			check.Message += fmt.Sprintf("; the credential %s in Konnect is deleted with its consumer, and is created again once the consumer exists in Konnect", s.ID)
+		}
 		return entity.Refs{}, []entity.RefCheck{check}, err
 	}
 	refs, checks, err := kindbase.ResolveControlPlane(ctx, c, "KongConsumer", consumer.Namespace, consumer.Spec.ControlPlaneRef)

@@ -33,7 +33,7 @@ func APIKey() entity.Kind[*configurationv1alpha1.KongCredentialAPIKey] {
 }
 
 // BasicAuth is the Kind of KongCredentialBasicAuth. Konnect stores the password hashed: drift is looked for in the
-// username and tags only, and a changed password is sent because the spec changed.
+// username and tags only, a changed password is sent because the spec changed, and a re-tagging sends the spec's.
 func BasicAuth() entity.Kind[*configurationv1alpha1.KongCredentialBasicAuth] {
 	type obj = *configurationv1alpha1.KongCredentialBasicAuth
 	return kind[obj]{
@@ -50,7 +50,7 @@ func BasicAuth() entity.Kind[*configurationv1alpha1.KongCredentialBasicAuth] {
 		fields: func(o obj) map[string]any {
 			return map[string]any{"username": o.Spec.Username, "password": o.Spec.Password}
 		},
-		keys: []string{"username", "tags"},
+		keys: []string{"username", "tags"}, writeOnly: []string{"password"},
 	}.build()
 }
 
