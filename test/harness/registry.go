@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
@@ -24,9 +26,14 @@ import (
 	"github.com/almproject/alm/catalog/index"
 )
 
-// Registry is go-containerregistry's in-process OCI registry over plain HTTP on loopback, with request counters and
-// switches a test flips: SetDown drops every connection (a registry that is gone), TamperBlob serves other bytes for
-// one blob.
+// Registry is go-containerregistry's in-process OCI registry over plain HTTP on loopback, with request counters, a
+// log of the requests it served, and switches a test flips: SetDown drops every connection (a registry that is gone),
+// TamperBlob serves other bytes for one blob.
+//
+// Its port is the kernel's to give, and a port is given again once its registry is closed: an image CatalogSource
+// left by an earlier test (in this process or another on the machine) that names the old registry's host:port polls
+// whichever registry listens there now. A test that counts requests counts those of its own repositories
+// (ManifestRequests), and shows the log (Served) when a count is wrong.
 type Registry struct {
 	// Host is host:port.
 	Host string
@@ -36,16 +43,33 @@ type Registry struct {
 	mu       sync.Mutex
 	down     bool
 	tampered map[string]bool
+	byRepo   map[string]int64
+	served   []ServedRequest
+}
+
+// ServedRequest is one request the registry was asked: when, what, and by which client.
+type ServedRequest struct {
+	Time                            time.Time
+	Method, Path, UserAgent, Remote string
+}
+
+func (s ServedRequest) String() string {
+	return fmt.Sprintf("%s %s %s from %s (User-Agent %q)", s.Time.Format("15:04:05.000000"), s.Method, s.Path, s.Remote, s.UserAgent)
 }
 
 // NewRegistry starts a registry for the test.
 func NewRegistry(t testing.TB) *Registry {
 	t.Helper()
-	r := &Registry{tampered: map[string]bool{}}
+	r := &Registry{tampered: map[string]bool{}, byRepo: map[string]int64{}}
 	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.count(req)
 		r.mu.Lock()
+		r.served = append(r.served, ServedRequest{Time: time.Now(), Method: req.Method, Path: req.URL.Path,
+			UserAgent: req.UserAgent(), Remote: req.RemoteAddr})
+		if repo, _, ok := strings.Cut(strings.TrimPrefix(req.URL.Path, "/v2/"), "/manifests/"); ok {
+			r.byRepo[repo]++
+		}
 		down, tamper := r.down, r.tamperedBlob(req)
 		r.mu.Unlock()
 		switch {
@@ -96,6 +120,33 @@ func drop(w http.ResponseWriter) {
 // Requests returns how many manifest requests (HEAD or GET) and blob downloads the registry has been asked for,
 // including those it dropped while down.
 func (r *Registry) Requests() (manifests, blobs int64) { return r.manifests.Load(), r.blobs.Load() }
+
+// ManifestRequests returns how many manifest requests (HEAD or GET) the registry has been asked for in repository
+// (host-relative, e.g. "catalogs/ops"): a repository no earlier test named is asked only by this test's sources.
+func (r *Registry) ManifestRequests(repository string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.byRepo[repository]
+}
+
+// Served returns the requests the registry was asked since the i-th (0: all), one a line, to say who fetched
+// what when a count is wrong.
+func (r *Registry) Served(i int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, s := range r.served[min(i, len(r.served)):] {
+		b.WriteString(s.String() + "\n")
+	}
+	return b.String()
+}
+
+// ServedCount is how many requests the registry was asked so far (a start for Served).
+func (r *Registry) ServedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.served)
+}
 
 // tamperedBlob says whether req fetches a blob TamperBlob named. r.mu held.
 func (r *Registry) tamperedBlob(req *http.Request) bool {

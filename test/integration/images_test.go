@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +18,8 @@ import (
 	"github.com/almproject/alm/test/opm"
 )
 
-// imageCatalog creates an image CatalogSource for a tag of r, polled every 5 s (the floor on loopback).
+// imageCatalog creates an image CatalogSource for a tag of r, polled every 5 s (the floor on loopback), and deletes it
+// when the test ends: r's port is given to later tests' registries, which it must not poll.
 func imageCatalog(t *testing.T, c client.Client, r *harness.Registry, namespace, name, ref string) {
 	t.Helper()
 	cs := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
@@ -26,6 +28,11 @@ func imageCatalog(t *testing.T, c client.Client, r *harness.Registry, namespace,
 	if err := c.Create(t.Context(), cs); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if err := c.Delete(context.Background(), cs); client.IgnoreNotFound(err) != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // verifiedFrom checks that an installed OperatorVersion names its bundle image by digest and reports it verified.

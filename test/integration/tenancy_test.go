@@ -308,6 +308,10 @@ func assertNoCRD(t *testing.T, c client.Client, name, why string) {
 // A registry on loopback is ALM's own host: a tenant's image CatalogSource may not point there (ALM would fetch from
 // its own endpoints for the tenant). It is refused without a request, and pulled once a cluster admin trusts the
 // namespace.
+//
+// The catalog is in a repository named after the tenant's namespace, and only its manifest requests are counted: the
+// registry's port may be one an earlier test's registry had, and the image CatalogSources that earlier tests left
+// (those of trusted namespaces may use loopback) poll it then, for repositories of their own.
 func TestTenantImageCatalogOnLoopback(t *testing.T) {
 	c := harness.Client(t, cp)
 	startALM(t, "all")
@@ -315,16 +319,18 @@ func TestTenantImageCatalogOnLoopback(t *testing.T) {
 	r := harness.NewRegistry(t)
 	dir := t.TempDir()
 	harness.WriteBundle(t, dir, harness.Demo{Package: "imgop", Name: "imgop.v1.0.0", Version: "1.0.0"})
-	r.PushCatalog(t, map[string][]byte{"imgop/catalog.json": r.ImageCatalog(t, dir)}, "catalogs/ops:latest")
-	before, _ := r.Requests()
-	imageCatalog(t, c, r, ns, "ops", "catalogs/ops:latest")
+	repo := ns + "/ops"
+	r.PushCatalog(t, map[string][]byte{"imgop/catalog.json": r.ImageCatalog(t, dir)}, repo+":latest")
+	before, served := r.ManifestRequests(repo), r.ServedCount()
+	imageCatalog(t, c, r, ns, "ops", repo+":latest")
 	cs := waitCatalogReady(t, c, ns, "ops", metav1.ConditionFalse, operatorsv1alpha1.ReasonImageRefused)
 	if msg := apimeta.FindStatusCondition(cs.Status.Conditions, operatorsv1alpha1.ConditionReady).Message; !strings.Contains(msg, "on loopback") ||
 		!strings.Contains(msg, operatorsv1alpha1.LabelTrustedInstalls+"=true") {
 		t.Errorf("Ready message %q does not say the loopback registry is refused and how to trust the namespace", msg)
 	}
-	if after, _ := r.Requests(); after != before {
-		t.Errorf("the loopback registry served %d manifests to a tenant's CatalogSource, want none", after-before)
+	if after := r.ManifestRequests(repo); after != before {
+		t.Errorf("the loopback registry served %d manifest requests of %s to a tenant's CatalogSource, want none; image CatalogSources "+
+			"on %s: %s; requests since it was created:\n%s", after-before, repo, r.Host, sourcesOn(t, c, r.Host), r.Served(served))
 	}
 
 	namespace := &corev1.Namespace{}
@@ -336,6 +342,22 @@ func TestTenantImageCatalogOnLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCatalogReady(t, c, ns, "ops", metav1.ConditionTrue, "")
+}
+
+// sourcesOn names the image CatalogSources whose spec.image.ref is on host (host:port).
+func sourcesOn(t *testing.T, c client.Client, host string) []string {
+	t.Helper()
+	list := &operatorsv1alpha1.CatalogSourceList{}
+	if err := c.List(t.Context(), list); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, cs := range list.Items {
+		if cs.Spec.Image != nil && strings.HasPrefix(cs.Spec.Image.Ref, host+"/") {
+			names = append(names, cs.Namespace+"/"+cs.Name+" "+cs.Spec.Image.Ref)
+		}
+	}
+	return names
 }
 
 // waitCatalogReady waits until CatalogSource ns/name has Ready status (and reason, when given), and returns it.
