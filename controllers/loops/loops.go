@@ -114,12 +114,18 @@ func (o Options) directoryPolicy() catalogsource.DirectoryPolicy {
 // calls it, so that any selection of loops in a process sets it.
 func (o Options) bundles(mgr ctrl.Manager) *bundlecontent.Source {
 	if o.Bundles != nil && o.Bundles.Clients != nil && o.Bundles.Clients.Trusted == nil {
-		policy, reader := o.accessPolicy(), mgr.GetClient() // Namespaces come from the manager's cache
-		o.Bundles.Clients.Trusted = func(ctx context.Context, namespace string) (bool, error) {
-			return policy.Trusted(ctx, reader, namespace)
-		}
+		o.Bundles.Clients.Trusted = o.trusted(mgr)
 	}
 	return o.Bundles
+}
+
+// trusted says whether a namespace's CatalogSources may use registries on loopback (access.Policy.Trusted), read
+// with mgr's cache.
+func (o Options) trusted(mgr ctrl.Manager) func(ctx context.Context, namespace string) (bool, error) {
+	policy, reader := o.accessPolicy(), mgr.GetClient() // Namespaces come from the manager's cache
+	return func(ctx context.Context, namespace string) (bool, error) {
+		return policy.Trusted(ctx, reader, namespace)
+	}
 }
 
 // NewBundles returns what the install, upgrade and requirements loops verify bundle content and pull bundle images
@@ -145,8 +151,11 @@ var All = []Loop{
 	{Name: "catalogsource", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := &catalogsource.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: o.Registry, Resync: o.CatalogResync,
 			Directories: o.directoryPolicy()}
-		if b := o.bundles(mgr); b != nil {
+		if b := o.bundles(mgr); b != nil && b.Clients != nil {
 			r.Images = b.Clients // one registry login per CatalogSource, for its catalog and its bundles
+		} else {
+			// Without bundle clients of its own the loop still holds tenants off loopback registries.
+			r.Images = &imagepull.Clients{Trusted: o.trusted(mgr)}
 		}
 		return r.SetupWithManager(mgr)
 	}},

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
+	"github.com/almproject/alm/controllers/loops"
 	"github.com/almproject/alm/test/harness"
 )
 
@@ -313,8 +314,19 @@ func assertNoCRD(t *testing.T, c client.Client, name, why string) {
 // registry's port may be one an earlier test's registry had, and the image CatalogSources that earlier tests left
 // (those of trusted namespaces may use loopback) poll it then, for repositories of their own.
 func TestTenantImageCatalogOnLoopback(t *testing.T) {
+	tenantImageCatalogOnLoopback(t, "all")
+}
+
+// TestTenantImageCatalogOnLoopbackWithoutBundleClients: the same with the catalogsource loop alone and no bundle
+// clients (loops.Options.Bundles nil), where the loop makes image clients of its own: they hold tenants off
+// loopback too.
+func TestTenantImageCatalogOnLoopbackWithoutBundleClients(t *testing.T) {
+	tenantImageCatalogOnLoopback(t, "catalogsource", func(o *loops.Options) { o.Bundles = nil })
+}
+
+func tenantImageCatalogOnLoopback(t *testing.T, loopSpec string, mutate ...func(*loops.Options)) {
 	c := harness.Client(t, cp)
-	startALM(t, "all")
+	startALM(t, loopSpec, mutate...)
 	ns := harness.TenantNamespace(t, c, "tenant-img")
 	r := harness.NewRegistry(t)
 	dir := t.TempDir()
