@@ -46,9 +46,16 @@ func TestReactionsToKonnectErrors(t *testing.T) {
 				if !strings.Contains(c.Message, fmt.Sprintf("HTTP %d", tc.status)) {
 					t.Errorf("condition %q does not name HTTP %d", c.Message, tc.status)
 				}
-				// Not retried with backoff: the reconciler ended with a terminal error.
-				if n := terminalErrors(t) - terminalBefore; n < 1 {
-					t.Errorf("%g terminal reconcile errors, want at least 1: the refusal is retried with backoff", n)
+				// Not retried with backoff: the reconciler ended with a terminal error. controller-runtime counts it
+				// when the reconcile returns, after the status write the condition came from: wait for it.
+				var n float64
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+					if n = terminalErrors(t) - terminalBefore; n >= 1 || time.Now().After(deadline) {
+						break
+					}
+				}
+				if n < 1 {
+					t.Errorf("%g terminal reconcile errors after 10s, want at least 1: the refusal is retried with backoff", n)
 				}
 				e.sim.ClearFaults()
 				e.mutate(svc, "svc", func() { svc.Spec.Port = 8080 })
