@@ -4,7 +4,6 @@
 package fbc
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -20,11 +19,9 @@ import (
 	"sync/atomic"
 
 	"github.com/blang/semver/v4"
-	jsoniter "github.com/json-iterator/go"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/deprecation"
@@ -246,6 +243,10 @@ type fbcDoc struct {
 type fbcProperty struct {
 	Type  string          `json:"type"`
 	Value json.RawMessage `json:"value"`
+	// csv is an olm.csv.metadata value decoded as the document was read (readProperty), with the error of a field
+	// of the wrong type in csvErr; nil: Value holds it.
+	csv    *csvMetadataDoc
+	csvErr error
 }
 
 // Property types read from olm.bundle documents.
@@ -279,7 +280,7 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 		opts.documents = new(int)
 	}
 	counted := &docReader{r: r, limit: limit}
-	dec := newDocDecoder(counted)
+	dec := newDocDecoder(counted, opts.ForRender)
 	for ; ; counted.used = 0 {
 		var d fbcDoc
 		err := dec(&d)
@@ -305,50 +306,6 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 			return c
 		}
 		c.add(&d, path, opts)
-	}
-}
-
-// fastJSON decodes File-Based Catalog JSON as encoding/json does (field names matched case-insensitively, unknown
-// fields ignored), in one pass over each document: encoding/json scans a document once to find its end, again to
-// decode it, and twice more for each property value, which made decoding most of a catalog image's load.
-var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
-
-// newDocDecoder returns a function that decodes the next document of r into v, io.EOF after the last one: a JSON
-// stream (the first character that is not white space is '{', as opm writes catalogs) is read with fastJSON, anything
-// else as YAML (or JSON) documents by the Kubernetes decoder.
-func newDocDecoder(r io.Reader) func(v any) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if !startsWithBrace(br) {
-		return k8syaml.NewYAMLOrJSONDecoder(br, 4096).Decode
-	}
-	iter := jsoniter.Parse(fastJSON, br, 64<<10)
-	return func(v any) error {
-		if iter.WhatIsNext() == jsoniter.InvalidValue && errors.Is(iter.Error, io.EOF) {
-			return io.EOF
-		}
-		iter.ReadVal(v)
-		if iter.Error == nil {
-			return nil
-		}
-		if errors.Is(iter.Error, io.EOF) { // in the middle of a document
-			return io.ErrUnexpectedEOF
-		}
-		return iter.Error
-	}
-}
-
-// startsWithBrace reports whether the first character of br that is not white space is '{'.
-func startsWithBrace(br *bufio.Reader) bool {
-	for n := 1; ; n++ {
-		b, err := br.Peek(n)
-		if len(b) < n || err != nil {
-			return false
-		}
-		switch b[n-1] {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return b[n-1] == '{'
 	}
 }
 
@@ -474,7 +431,7 @@ func bundleFromDoc(d *fbcDoc, path string, opts LoadOptions) (*bundle.Bundle, *b
 			}
 			objects = append(objects, o.Data)
 		case propCSVMetadata:
-			md, err := csvMetadata(p.Value)
+			md, err := csvMetadata(p)
 			if err != nil {
 				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.csv.metadata property: %v", d.Name, err)
 			}
@@ -511,10 +468,15 @@ type crdDescriptionDoc struct {
 
 // csvMetadata keeps what an OperatorVersion shows of an olm.csv.metadata property; descriptions, icons and
 // descriptors are dropped (a catalog of thousands of bundles would hold them all in memory).
-func csvMetadata(raw json.RawMessage) (*bundle.Metadata, error) {
-	var v csvMetadataDoc
-	if err := fastJSON.Unmarshal(raw, &v); err != nil {
-		return nil, err
+func csvMetadata(p fbcProperty) (*bundle.Metadata, error) {
+	v := p.csv
+	if v == nil {
+		v = &csvMetadataDoc{}
+		if err := fastJSON.Unmarshal(p.Value, v); err != nil {
+			return nil, err
+		}
+	} else if p.csvErr != nil {
+		return nil, p.csvErr
 	}
 	md := &bundle.Metadata{DisplayName: v.DisplayName, SkipRange: v.Annotations[bundle.AnnotationSkipRange], Handoff: v.Annotations[bundle.AnnotationHandoff]}
 	if md.Handoff != "" {

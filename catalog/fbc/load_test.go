@@ -211,13 +211,29 @@ func TestLoadJSONAsYAML(t *testing.T) {
 			`"relatedImages":[{"name":"m","image":"example.com/m:1"}]}`,
 		`{"schema":"olm.deprecations","package":"p","entries":[{"reference":{"schema":"olm.bundle","name":"p.v1.0.0"},"message":"old"}]}`,
 		`{"schema":"example.com.other","name":"x","data":[1,2.5,true,null,{"a":"\u00e9"}]}`,
+		`{"schema":"olm.bundle","name":"p.v1.2.0","package":"p","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.2.0"}},` +
+			`{"type":"olm.csv.metadata","value":{"displayName":"P","crdDescriptions":{"owned":[{"name":5}]}}}]}`,
+		`{"schema":"olm.bundle","name":"p.v1.3.0","package":"p","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.3.0"}},` +
+			`{"type":"olm.csv.metadata","value":{"annotations":{"olm.skipRange":true}}}]}`,
+		`null`,
+		`{"schema":"olm.package","name":"last"}`,
 	}
 	got := Load(strings.NewReader(strings.Join(docs, "\n")), "f")
 	want := Load(strings.NewReader("---\n"+strings.Join(docs, "\n---\n")), "f")
-	if len(got.Bundles) != 1 || got.Bundles[0].Metadata == nil || got.Bundles[0].Metadata.DisplayName != "P Operator" ||
+	if len(got.Packages) != 2 || len(got.Bundles) != 1 || got.Bundles[0].Metadata == nil || got.Bundles[0].Metadata.DisplayName != "P Operator" ||
 		len(got.Bundles[0].Metadata.CRDs.Owned) != 1 || len(got.Bundles[0].Metadata.CRDs.Required) != 1 || len(got.Channels) != 1 {
 		t.Fatalf("JSON documents: %+v", got)
 	}
+	problems := func(c *Contents) (out []string) { // their details are the decoders' own words
+		for _, p := range c.Problems {
+			out = append(out, p.Rule+" "+p.Bundle+" "+string(p.Severity))
+		}
+		return out
+	}
+	if g, w := problems(got), problems(want); !reflect.DeepEqual(g, w) || len(g) != 3 {
+		t.Errorf("JSON documents have the problems %q (%+v), the same as YAML documents %q (%+v)", g, got.Problems, w, want.Problems)
+	}
+	got.Problems, want.Problems = nil, nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("JSON documents read as\n%+v\nthe same as YAML documents as\n%+v", got, want)
 	}
