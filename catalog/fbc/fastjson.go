@@ -20,12 +20,12 @@ var fastJSON = jsoniter.ConfigCompatibleWithStandardLibrary
 
 // newDocDecoder returns a function that decodes the next document of r, io.EOF after the last one: a JSON stream
 // (the first character that is not white space is '{', as opm writes catalogs) is read in one pass (readDoc),
-// anything else as YAML (or JSON) documents by the Kubernetes decoder.
-func newDocDecoder(r io.Reader, forRender bool) func(d *fbcDoc) error {
+// anything else as YAML (or JSON) documents by the Kubernetes decoder (yaml is true).
+func newDocDecoder(r io.Reader, forRender bool) (decode func(d *fbcDoc) error, yaml bool) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if !startsWithBrace(br) {
 		dec := k8syaml.NewYAMLOrJSONDecoder(br, 4096)
-		return func(d *fbcDoc) error { return dec.Decode(d) }
+		return func(d *fbcDoc) error { return dec.Decode(d) }, true
 	}
 	iter := jsoniter.Parse(fastJSON, br, 64<<10)
 	return func(d *fbcDoc) error {
@@ -51,7 +51,7 @@ func newDocDecoder(r io.Reader, forRender bool) func(d *fbcDoc) error {
 			return io.ErrUnexpectedEOF
 		}
 		return iter.Error
-	}
+	}, false
 }
 
 // startsWithBrace reports whether the first character of br that is not white space is '{'.

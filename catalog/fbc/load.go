@@ -94,6 +94,9 @@ type LoadOptions struct {
 	// once it passes it, and sets *cut.
 	total *atomic.Int64
 	cut   *bool
+	// yaml is held by a file of LoadFS while it is decoded as YAML: the Kubernetes decoder holds a document several
+	// times over (as YAML, as JSON, decoded), so only one YAML file is decoded at a time.
+	yaml chan struct{}
 }
 
 // DefaultMaxDocuments is the default of LoadOptions.MaxDocuments: 100,000 documents, ten times a 10,000-bundle
@@ -280,7 +283,11 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 		opts.documents = new(int)
 	}
 	counted := &docReader{r: r, limit: limit}
-	dec := newDocDecoder(counted, opts.ForRender)
+	dec, yaml := newDocDecoder(counted, opts.ForRender)
+	if yaml && opts.yaml != nil {
+		opts.yaml <- struct{}{}
+		defer func() { <-opts.yaml }()
+	}
 	for ; ; counted.used = 0 {
 		var d fbcDoc
 		err := dec(&d)

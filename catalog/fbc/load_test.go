@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/property"
@@ -249,5 +250,30 @@ func TestLoadJSONAsYAML(t *testing.T) {
 		!reflect.DeepEqual(md.CRDs.Owned, []opv1alpha1.CRDDescription{crd(full.CustomResourceDefinitions.Owned[0])}) ||
 		!reflect.DeepEqual(md.CRDs.Required, []opv1alpha1.CRDDescription{crd(full.CustomResourceDefinitions.Required[0])}) {
 		t.Errorf("olm.csv.metadata kept as %+v; encoding/json reads %+v", md, full)
+	}
+}
+
+// The files LoadFS parses at once decode one YAML file at a time (LoadOptions.yaml): a YAML file waits while another
+// holds the slot; a JSON file does not.
+func TestLoadYAMLOneAtATime(t *testing.T) {
+	slot := make(chan struct{}, 1)
+	slot <- struct{}{} // another file is being decoded as YAML
+	load := func(in string) <-chan *Contents {
+		done := make(chan *Contents, 1)
+		go func() { done <- LoadWith(strings.NewReader(in), "f", LoadOptions{yaml: slot}) }()
+		return done
+	}
+	if c := <-load(`{"schema":"olm.package","name":"j"}`); len(c.Packages) != 1 {
+		t.Fatalf("JSON file: %+v", c)
+	}
+	yaml := load("schema: olm.package\nname: yml\n")
+	select {
+	case c := <-yaml:
+		t.Fatalf("a YAML file was decoded while another held the slot: %+v", c)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-slot
+	if c := <-yaml; len(c.Packages) != 1 {
+		t.Fatalf("YAML file: %+v", c)
 	}
 }

@@ -22,7 +22,12 @@ type fileResult struct {
 	err      error
 }
 
-// LoadFSWith is LoadFS with options. The files are parsed concurrently (GOMAXPROCS at a time) and merged in lexical
+// loadWorkers bounds the files LoadFS parses at once, whatever GOMAXPROCS is (ALM's container has a memory limit,
+// not a CPU limit): each may hold a document of up to MaxDocumentBytes and what is made of it, and one of them only
+// a YAML one (LoadOptions.yaml).
+const loadWorkers = 2
+
+// LoadFSWith is LoadFS with options. The files are parsed concurrently (loadWorkers at a time) and merged in lexical
 // order, so the result is the one a parse of the files one after another gives: when the catalog has more than
 // MaxDocuments documents, the files from the first one the concurrent parse did not read whole are parsed again one
 // at a time, counting from the documents before them, up to the file that passes the limit.
@@ -71,21 +76,21 @@ func LoadFSWith(fsys fs.FS, prefix string, opts LoadOptions) (*Contents, error) 
 	return c, nil
 }
 
-// loadFilesConcurrently parses the files at paths, GOMAXPROCS at a time, each counting its documents from 0; together
-// they stop once they have read more than MaxDocuments documents.
+// loadFilesConcurrently parses the files at paths, loadWorkers at a time (at most GOMAXPROCS), each counting its
+// documents from 0; together they stop once they have read more than MaxDocuments documents.
 func loadFilesConcurrently(fsys fs.FS, prefix string, paths []string, opts LoadOptions) []fileResult {
 	results := make([]fileResult, len(paths))
-	total := new(atomic.Int64)
+	total, yaml := new(atomic.Int64), make(chan struct{}, 1)
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+	for range min(loadWorkers, runtime.GOMAXPROCS(0), len(paths)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
 				r := &results[i]
 				o := opts
-				o.documents, o.total, o.cut = new(int), total, &r.cut
+				o.documents, o.total, o.cut, o.yaml = new(int), total, &r.cut, yaml
 				r.contents, r.err = loadFSFile(fsys, prefix, paths[i], o)
 				r.docs = *o.documents
 			}
