@@ -11,6 +11,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/almproject/alm/catalog/internal/readahead"
 )
 
 const (
@@ -93,84 +95,18 @@ func (x *extraction) readLayer(i int, l v1.Layer, digest v1.Hash) error {
 		return x.layerError(digest, "", err, blob)
 	}
 	defer closeDec()
-	ahead := newReadAhead(dec)
+	ahead := readahead.New(dec) // decompression overlaps with writing the files to disk
 	stream := &budgetReader{r: ahead, b: &x.uncompressed}
 	entry, err := x.readTar(i, tar.NewReader(stream))
 	if err == nil {
 		// Read to the end so that the blob's digest is verified, and trailing data is counted.
 		_, err = io.Copy(io.Discard, stream)
 	}
-	ahead.stop() // blob is read here only from now on
+	ahead.Stop() // blob is read here only from now on
 	if err == nil {
 		_, err = io.Copy(io.Discard, blob)
 	}
 	return x.layerError(digest, entry, err, blob)
-}
-
-// readAhead decompresses a layer in a goroutine of its own, up to readAheadChunks chunks ahead of the tar reader, so
-// that decompression overlaps with writing the files to disk. The chunks are reused.
-type readAhead struct {
-	full, free   chan []byte
-	cur, last    []byte
-	err          error // the source's, once full is closed
-	done, exited chan struct{}
-}
-
-const readAheadChunks, readAheadChunk = 4, 256 << 10
-
-func newReadAhead(r io.Reader) *readAhead {
-	a := &readAhead{full: make(chan []byte, readAheadChunks), free: make(chan []byte, readAheadChunks),
-		done: make(chan struct{}), exited: make(chan struct{})}
-	for range readAheadChunks {
-		a.free <- make([]byte, readAheadChunk)
-	}
-	go func() {
-		defer close(a.exited)
-		defer close(a.full)
-		for {
-			var buf []byte
-			select {
-			case buf = <-a.free:
-			case <-a.done:
-				return
-			}
-			n, err := io.ReadFull(r, buf[:readAheadChunk])
-			if n > 0 {
-				a.full <- buf[:n] // never blocks: there are as many chunks as places
-			}
-			if err != nil {
-				if errors.Is(err, io.ErrUnexpectedEOF) {
-					err = io.EOF
-				}
-				a.err = err
-				return
-			}
-		}
-	}()
-	return a
-}
-
-func (a *readAhead) Read(p []byte) (int, error) {
-	for len(a.cur) == 0 {
-		if a.last != nil {
-			a.free <- a.last // never blocks, as above
-			a.last = nil
-		}
-		chunk, ok := <-a.full
-		if !ok {
-			return 0, a.err // written before full was closed
-		}
-		a.cur, a.last = chunk, chunk
-	}
-	n := copy(p, a.cur)
-	a.cur = a.cur[n:]
-	return n, nil
-}
-
-// stop ends the goroutine and waits for it: the source is not read any more.
-func (a *readAhead) stop() {
-	close(a.done)
-	<-a.exited
 }
 
 // decompressor returns a reader of the tar stream in blob, by its magic bytes: gzip, zstd or none.
