@@ -59,8 +59,7 @@ func LoadFSWith(fsys fs.FS, prefix string, opts LoadOptions) (*Contents, error) 
 			c.Add(r.contents)
 			continue
 		}
-		results = nil // the rest is parsed again, one file at a time
-		opts.documents = &docs
+		opts.documents = &docs // the rest is parsed again, one file at a time (results is not read any more)
 		for _, path := range paths[i:] {
 			if docs > maxDocs {
 				break // the file that passed the limit said so
