@@ -16,13 +16,12 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blang/semver/v4"
 	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/alpha/property"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/deprecation"
@@ -91,6 +90,13 @@ type LoadOptions struct {
 	MaxDocuments int
 
 	documents *int // documents read so far by the files of one LoadFS
+	// total counts the documents read by the files LoadFS parses concurrently, against MaxDocuments; a file stops
+	// once it passes it, and sets *cut.
+	total *atomic.Int64
+	cut   *bool
+	// yaml is held by a file of LoadFS while it is decoded as YAML: the Kubernetes decoder holds a document several
+	// times over (as YAML, as JSON, decoded), so only one YAML file is decoded at a time.
+	yaml chan struct{}
 }
 
 // DefaultMaxDocuments is the default of LoadOptions.MaxDocuments: 100,000 documents, ten times a 10,000-bundle
@@ -240,6 +246,10 @@ type fbcDoc struct {
 type fbcProperty struct {
 	Type  string          `json:"type"`
 	Value json.RawMessage `json:"value"`
+	// csv is an olm.csv.metadata value decoded as the document was read (readProperty), with the error of a field
+	// of the wrong type in csvErr; nil: Value holds it.
+	csv    *csvMetadataDoc
+	csvErr error
 }
 
 // Property types read from olm.bundle documents.
@@ -273,10 +283,14 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 		opts.documents = new(int)
 	}
 	counted := &docReader{r: r, limit: limit}
-	dec := k8syaml.NewYAMLOrJSONDecoder(counted, 4096)
+	dec, yaml := newDocDecoder(counted, opts.ForRender)
+	if yaml && opts.yaml != nil {
+		opts.yaml <- struct{}{}
+		defer func() { <-opts.yaml }()
+	}
 	for ; ; counted.used = 0 {
 		var d fbcDoc
-		err := dec.Decode(&d)
+		err := dec(&d)
 		switch {
 		case counted.tripped != nil: // whatever the decoder made of it (it may retry what it buffered as YAML)
 			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC,
@@ -292,6 +306,10 @@ func LoadWith(r io.Reader, path string, opts LoadOptions) *Contents {
 		if *opts.documents++; *opts.documents > maxDocs {
 			c.Problems = append(c.Problems, bundle.Errorf(path, bundle.RuleMalformedFBC, "split the catalog into several CatalogSources",
 				"more than %d documents in the catalog; the rest is not read", maxDocs))
+			return c
+		}
+		if opts.total != nil && opts.total.Add(1) > int64(maxDocs) {
+			*opts.cut = true
 			return c
 		}
 		c.add(&d, path, opts)
@@ -349,7 +367,7 @@ func unmarshalEntries(raw json.RawMessage, v any) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
-	return json.Unmarshal(raw, v)
+	return fastJSON.Unmarshal(raw, v)
 }
 
 // bundleFromDoc turns an olm.bundle document into a Bundle, or a problem.
@@ -372,7 +390,7 @@ func bundleFromDoc(d *fbcDoc, path string, opts LoadOptions) (*bundle.Bundle, *b
 				PackageName string `json:"packageName"`
 				Version     string `json:"version"`
 			}
-			if err := json.Unmarshal(p.Value, &v); err != nil {
+			if err := fastJSON.Unmarshal(p.Value, &v); err != nil {
 				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.package property: %v", d.Name, err)
 			}
 			ver, err := semver.Parse(v.Version)
@@ -386,7 +404,7 @@ func bundleFromDoc(d *fbcDoc, path string, opts LoadOptions) (*bundle.Bundle, *b
 				Version string `json:"version"`
 				Kind    string `json:"kind"`
 			}
-			if err := json.Unmarshal(p.Value, &g); err != nil {
+			if err := fastJSON.Unmarshal(p.Value, &g); err != nil {
 				return fail(bundle.RuleMalformedFBC, "", "bundle %s: %s property: %v", d.Name, p.Type, err)
 			}
 			gvk := schema.GroupVersionKind{Group: g.Group, Version: g.Version, Kind: g.Kind}
@@ -400,7 +418,7 @@ func bundleFromDoc(d *fbcDoc, path string, opts LoadOptions) (*bundle.Bundle, *b
 				PackageName  string `json:"packageName"`
 				VersionRange string `json:"versionRange"`
 			}
-			if err := json.Unmarshal(p.Value, &r); err != nil {
+			if err := fastJSON.Unmarshal(p.Value, &r); err != nil {
 				return fail(bundle.RuleMalformedFBC, "", "bundle %s: %s property: %v", d.Name, p.Type, err)
 			}
 			if r.PackageName == "" {
@@ -415,12 +433,12 @@ func bundleFromDoc(d *fbcDoc, path string, opts LoadOptions) (*bundle.Bundle, *b
 			var o struct {
 				Data []byte `json:"data"`
 			}
-			if err := json.Unmarshal(p.Value, &o); err != nil {
+			if err := fastJSON.Unmarshal(p.Value, &o); err != nil {
 				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.bundle.object property: %v", d.Name, err)
 			}
 			objects = append(objects, o.Data)
 		case propCSVMetadata:
-			md, err := csvMetadata(p.Value)
+			md, err := csvMetadata(p)
 			if err != nil {
 				return fail(bundle.RuleMalformedFBC, "", "bundle %s: olm.csv.metadata property: %v", d.Name, err)
 			}
@@ -436,12 +454,36 @@ func bundleFromDoc(d *fbcDoc, path string, opts LoadOptions) (*bundle.Bundle, *b
 	return bundle.FromFBC(b, objects), nil
 }
 
+// csvMetadataDoc is the part of an olm.csv.metadata property (property.CSVMetadata) that csvMetadata keeps; the rest
+// of the value is skipped, not decoded.
+type csvMetadataDoc struct {
+	DisplayName               string            `json:"displayName"`
+	Annotations               map[string]string `json:"annotations"`
+	CustomResourceDefinitions struct {
+		Owned    []crdDescriptionDoc `json:"owned"`
+		Required []crdDescriptionDoc `json:"required"`
+	} `json:"crdDescriptions"`
+}
+
+// crdDescriptionDoc is the part of a CRD description an OperatorVersion shows.
+type crdDescriptionDoc struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	Kind        string `json:"kind"`
+	DisplayName string `json:"displayName"`
+}
+
 // csvMetadata keeps what an OperatorVersion shows of an olm.csv.metadata property; descriptions, icons and
 // descriptors are dropped (a catalog of thousands of bundles would hold them all in memory).
-func csvMetadata(raw json.RawMessage) (*bundle.Metadata, error) {
-	var v property.CSVMetadata
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
+func csvMetadata(p fbcProperty) (*bundle.Metadata, error) {
+	v := p.csv
+	if v == nil {
+		v = &csvMetadataDoc{}
+		if err := fastJSON.Unmarshal(p.Value, v); err != nil {
+			return nil, err
+		}
+	} else if p.csvErr != nil {
+		return nil, p.csvErr
 	}
 	md := &bundle.Metadata{DisplayName: v.DisplayName, SkipRange: v.Annotations[bundle.AnnotationSkipRange], Handoff: v.Annotations[bundle.AnnotationHandoff]}
 	if md.Handoff != "" {
@@ -464,39 +506,6 @@ func pinnedDigest(ref string) string {
 		return d
 	}
 	return ""
-}
-
-// LoadFS reads every File-Based Catalog file (.json, .yaml, .yml) of fsys in lexical order: the configs directory
-// of a catalog image. Other files are ignored, as opm ignores them; a file that does not parse is a problem named
-// by prefix and its path, and the other files still load.
-func LoadFS(fsys fs.FS, prefix string) (*Contents, error) {
-	return LoadFSWith(fsys, prefix, LoadOptions{})
-}
-
-// LoadFSWith is LoadFS with options.
-func LoadFSWith(fsys fs.FS, prefix string, opts LoadOptions) (*Contents, error) {
-	c := &Contents{}
-	opts.documents = new(int)
-	maxDocs := opts.MaxDocuments
-	if maxDocs <= 0 {
-		maxDocs = DefaultMaxDocuments
-	}
-	err := fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !IsFBCFile(path) {
-			return err
-		}
-		if *opts.documents > maxDocs {
-			return fs.SkipAll // the file that passed the limit said so
-		}
-		f, err := fsys.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		c.Add(LoadWith(f, prefix+path, opts))
-		return nil
-	})
-	return c, err
 }
 
 // IsFBCFile reports whether a file name is one a File-Based Catalog may be written in (.json, .yaml, .yml): the

@@ -1,10 +1,19 @@
 package fbc
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
+
+	opv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-framework/operator-registry/alpha/property"
 
 	"github.com/almproject/alm/catalog/bundle"
 	"github.com/almproject/alm/catalog/internal/cattest"
@@ -144,5 +153,127 @@ func TestLoadDocumentCount(t *testing.T) {
 	one := LoadWith(strings.NewReader(strings.Repeat(`{"schema":"olm.package","name":"p"}`+"\n", 5)), "f.json", LoadOptions{MaxDocuments: 2})
 	if len(one.Packages) != 2 || len(one.Problems) != 1 {
 		t.Errorf("Load: %+v; want 2 packages and a problem", one)
+	}
+}
+
+// LoadFS parses files concurrently, and its result is the one a parse of the files one after another in lexical
+// order gives, whatever the document limit: the same documents, from the same files, in the same order, and the
+// problem of the limit in the same file.
+func TestLoadFSConcurrentIsSequential(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	fsys, total := fstest.MapFS{}, 0
+	for f := range 12 {
+		var docs strings.Builder
+		for d := range f%5 + 1 {
+			fmt.Fprintf(&docs, `{"schema":"olm.package","name":"p%02d-%d"}`+"\n", f, d)
+			total++
+		}
+		fsys[fmt.Sprintf("d%d/f%02d.json", f%3, f)] = &fstest.MapFile{Data: []byte(docs.String())}
+	}
+	for limit := 1; limit <= total+1; limit++ {
+		opts := LoadOptions{MaxDocuments: limit}
+		want, n := &Contents{}, 0
+		opts.documents = &n
+		_ = fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || n > limit {
+				return err
+			}
+			want.Add(LoadWith(bytes.NewReader(fsys[path].Data), "img:"+path, opts))
+			return nil
+		})
+		for range 3 {
+			got, err := LoadFSWith(fsys, "img:", LoadOptions{MaxDocuments: limit})
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("limit %d: LoadFS gave %d packages, problems %+v (%v); one file after another: %d packages, problems %+v",
+					limit, len(got.Packages), got.Problems, err, len(want.Packages), want.Problems)
+			}
+		}
+	}
+}
+
+// JSON documents are decoded in one pass (fastJSON), YAML ones by the Kubernetes decoder (encoding/json after
+// conversion): both read the same documents alike, every property ALM keeps included, field names in any case.
+func TestLoadJSONAsYAML(t *testing.T) {
+	csv := `{"description":"long \"quoted\" text","displayName":"P Operator",` +
+		`"annotations":{"olm.skipRange":"<1.1.0","OLM.SKIPRANGE":"x","alm-examples":"[{\"kind\":\"A\"}]"},` +
+		`"crdDescriptions":{"owned":[{"name":"as.p.example.com","version":"v1","kind":"A","displayName":"A","description":"x",` +
+		`"specDescriptors":[{"path":"size","x-descriptors":["urn:x"]}]}],"required":[{"Name":"bs.q.example.com","version":"v1","kind":"B"}]},` +
+		`"installModes":[{"type":"AllNamespaces","supported":true}],"minKubeVersion":"1.25.0"}`
+	docs := []string{
+		`{"schema":"olm.package","name":"p","defaultChannel":"stable","icon":{"base64data":"aWNvbg==","mediatype":"image/png"},"description":"d"}`,
+		`{"Schema":"olm.channel","Package":"p","NAME":"stable","entries":[{"name":"p.v1.0.0"},{"name":"p.v1.1.0","replaces":"p.v1.0.0","skips":["p.v0.9.0"],"skipRange":"<1.1.0"}]}`,
+		`{"schema":"olm.bundle","name":"p.v1.1.0","package":"p","image":"example.com/p@sha256:` + strings.Repeat("a", 64) + `","properties":[` +
+			`{"type":"olm.package","value":{"packageName":"p","version":"1.1.0"}},` +
+			`{"value":{"group":"p.example.com","version":"v1","kind":"A"},"type":"olm.gvk"},` +
+			`{"type":"olm.gvk.required","value":{"group":"q.example.com","version":"v1","kind":"B"}},` +
+			`{"type":"olm.package.required","value":{"packageName":"q","versionRange":">=1.0.0"}},` +
+			`{"type":"olm.bundle.mediatype","value":"plain+v0"},` +
+			`{"type":"olm.csv.metadata","value":` + csv + `}],` +
+			`"relatedImages":[{"name":"m","image":"example.com/m:1"}]}`,
+		`{"schema":"olm.deprecations","package":"p","entries":[{"reference":{"schema":"olm.bundle","name":"p.v1.0.0"},"message":"old"}]}`,
+		`{"schema":"example.com.other","name":"x","data":[1,2.5,true,null,{"a":"\u00e9"}]}`,
+		`{"schema":"olm.bundle","name":"p.v1.2.0","package":"p","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.2.0"}},` +
+			`{"type":"olm.csv.metadata","value":{"displayName":"P","crdDescriptions":{"owned":[{"name":5}]}}}]}`,
+		`{"schema":"olm.bundle","name":"p.v1.3.0","package":"p","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.3.0"}},` +
+			`{"type":"olm.csv.metadata","value":{"annotations":{"olm.skipRange":true}}}]}`,
+		`null`,
+		`{"schema":"olm.package","name":"last"}`,
+	}
+	got := Load(strings.NewReader(strings.Join(docs, "\n")), "f")
+	want := Load(strings.NewReader("---\n"+strings.Join(docs, "\n---\n")), "f")
+	if len(got.Packages) != 2 || len(got.Bundles) != 1 || got.Bundles[0].Metadata == nil || got.Bundles[0].Metadata.DisplayName != "P Operator" ||
+		len(got.Bundles[0].Metadata.CRDs.Owned) != 1 || len(got.Bundles[0].Metadata.CRDs.Required) != 1 || len(got.Channels) != 1 {
+		t.Fatalf("JSON documents: %+v", got)
+	}
+	problems := func(c *Contents) (out []string) { // their details are the decoders' own words
+		for _, p := range c.Problems {
+			out = append(out, p.Rule+" "+p.Bundle+" "+string(p.Severity))
+		}
+		return out
+	}
+	if g, w := problems(got), problems(want); !reflect.DeepEqual(g, w) || len(g) != 3 {
+		t.Errorf("JSON documents have the problems %q (%+v), the same as YAML documents %q (%+v)", g, got.Problems, w, want.Problems)
+	}
+	got.Problems, want.Problems = nil, nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("JSON documents read as\n%+v\nthe same as YAML documents as\n%+v", got, want)
+	}
+	var full property.CSVMetadata // what encoding/json makes of the whole value
+	if err := json.Unmarshal([]byte(csv), &full); err != nil {
+		t.Fatal(err)
+	}
+	md := got.Bundles[0].Metadata
+	crd := func(d opv1alpha1.CRDDescription) opv1alpha1.CRDDescription {
+		return opv1alpha1.CRDDescription{Name: d.Name, Version: d.Version, Kind: d.Kind, DisplayName: d.DisplayName}
+	}
+	if md.DisplayName != full.DisplayName || md.SkipRange != full.Annotations["olm.skipRange"] ||
+		!reflect.DeepEqual(md.CRDs.Owned, []opv1alpha1.CRDDescription{crd(full.CustomResourceDefinitions.Owned[0])}) ||
+		!reflect.DeepEqual(md.CRDs.Required, []opv1alpha1.CRDDescription{crd(full.CustomResourceDefinitions.Required[0])}) {
+		t.Errorf("olm.csv.metadata kept as %+v; encoding/json reads %+v", md, full)
+	}
+}
+
+// The files LoadFS parses at once decode one YAML file at a time (LoadOptions.yaml): a YAML file waits while another
+// holds the slot; a JSON file does not.
+func TestLoadYAMLOneAtATime(t *testing.T) {
+	slot := make(chan struct{}, 1)
+	slot <- struct{}{} // another file is being decoded as YAML
+	load := func(in string) <-chan *Contents {
+		done := make(chan *Contents, 1)
+		go func() { done <- LoadWith(strings.NewReader(in), "f", LoadOptions{yaml: slot}) }()
+		return done
+	}
+	if c := <-load(`{"schema":"olm.package","name":"j"}`); len(c.Packages) != 1 {
+		t.Fatalf("JSON file: %+v", c)
+	}
+	yaml := load("schema: olm.package\nname: yml\n")
+	select {
+	case c := <-yaml:
+		t.Fatalf("a YAML file was decoded while another held the slot: %+v", c)
+	case <-time.After(200 * time.Millisecond):
+	}
+	<-slot
+	if c := <-yaml; len(c.Packages) != 1 {
+		t.Fatalf("YAML file: %+v", c)
 	}
 }

@@ -4,13 +4,15 @@ import (
 	"archive/tar"
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/almproject/alm/catalog/internal/readahead"
 )
 
 const (
@@ -93,13 +95,16 @@ func (x *extraction) readLayer(i int, l v1.Layer, digest v1.Hash) error {
 		return x.layerError(digest, "", err, blob)
 	}
 	defer closeDec()
-	stream := &budgetReader{r: dec, b: &x.uncompressed}
+	ahead := readahead.New(dec) // decompression overlaps with writing the files to disk
+	stream := &budgetReader{r: ahead, b: &x.uncompressed}
 	entry, err := x.readTar(i, tar.NewReader(stream))
 	if err == nil {
 		// Read to the end so that the blob's digest is verified, and trailing data is counted.
-		if _, err = io.Copy(io.Discard, stream); err == nil {
-			_, err = io.Copy(io.Discard, blob)
-		}
+		_, err = io.Copy(io.Discard, stream)
+	}
+	ahead.Stop() // blob is read here only from now on
+	if err == nil {
+		_, err = io.Copy(io.Discard, blob)
 	}
 	return x.layerError(digest, entry, err, blob)
 }

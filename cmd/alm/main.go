@@ -262,7 +262,7 @@ func newManager(ctx context.Context, o *options, log logr.Logger) (ctrl.Manager,
 	// One bundle cache and one image client per CatalogSource, shared by every loop that pulls bundle images.
 	o.loopOptions.Bundles = loops.NewBundles(&image.BundleCache{Dir: o.bundleCacheDir, MaxEntries: o.bundleCacheSize,
 		MaxBytes: o.bundleCacheBytes.Value()}, o.loopOptions.Namespace)
-	// Catalog images are extracted to disk (shared by every image CatalogSource) and parsed one file at a time.
+	// Catalog images are extracted to disk (shared by every image CatalogSource) and parsed file by file.
 	if err := image.RemoveScratch(o.catalogScratchDir); err != nil {
 		return nil, fmt.Errorf("--catalog-scratch-dir %s: %w", o.catalogScratchDir, err)
 	}

@@ -94,12 +94,13 @@ func (r *Reconciler) loadImage(ctx context.Context, cs *operatorsv1alpha1.Catalo
 	return load, nil
 }
 
-// parsing lets one catalog be parsed at a time in this process: parsing holds a document, and what is made of it,
-// in memory (up to several times fbc.DefaultMaxDocumentBytes), so concurrent reconciles must not multiply that.
+// parsing lets one catalog be parsed at a time in this process: parsing holds a document of each file it decodes
+// (fbc.LoadFS decodes two at once), and what is made of it, in memory (up to several times
+// fbc.DefaultMaxDocumentBytes each), so concurrent reconciles must not multiply that.
 var parsing = make(chan struct{}, 1)
 
-// parseCatalog reads an extracted catalog: each file is parsed as a stream of documents, one file at a time, and the
-// files are removed from disk afterwards.
+// parseCatalog reads an extracted catalog: each file is parsed as a stream of documents (two files at once, merged in
+// their lexical order), and the files are removed from disk afterwards.
 func parseCatalog(ctx context.Context, cat *image.Catalog, prefix string) (*fbc.Contents, error) {
 	defer cat.Close()
 	select {
