@@ -435,6 +435,12 @@ func TestConsumerCredentials(t *testing.T) {
 		return nil
 	})
 
+	// The JWT Secret names no secret: Konnect generated one, and the writes since (the consumer's credentials changed)
+	// kept it, or every client signing with it would break.
+	if j := credentials()[konnectsim.KindJWT]; len(j) != 1 || j[0].JSON["secret"] != got[konnectsim.KindJWT][0].JSON["secret"] {
+		t.Errorf("jwt in Konnect %+v, want the secret Konnect generated, %v, kept", j, got[konnectsim.KindJWT][0].JSON["secret"])
+	}
+
 	// Deleting the consumer deletes its credentials with it.
 	if err := e.c.Delete(e.ctx, kc); err != nil {
 		t.Fatal(err)

@@ -236,7 +236,9 @@ func (consumerMapping) syncCredentials(ctx context.Context, api konnectapi.API, 
 			}
 		}
 		if changed || bodydiff.Drifted(c.body, found[0].Body, comparableKeys(c.body)) {
-			if err := api.UpdateCredential(ctx, t, cpID, consumerID, found[0].ID, c.body); err != nil {
+			// What Konnect generated (a JWT Secret without a secret) is kept, as listed.
+			body := konnectapi.KeepGenerated(t, c.body, found[0].Body)
+			if err := api.UpdateCredential(ctx, t, cpID, consumerID, found[0].ID, body); err != nil {
 				return err
 			}
 		}

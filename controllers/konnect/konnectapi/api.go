@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 )
 
@@ -48,6 +49,39 @@ const (
 
 // CredentialTypes are every credential type, in a fixed order.
 var CredentialTypes = []CredentialType{CredentialBasicAuth, CredentialKeyAuth, CredentialACL, CredentialJWT, CredentialHMACAuth}
+
+// generatedFields are the fields Konnect generates for a credential of a type when a write leaves them out.
+var generatedFields = map[CredentialType][]string{
+	CredentialKeyAuth: {"key"}, CredentialJWT: {"key", "secret"}, CredentialHMACAuth: {"secret"},
+}
+
+// MissingGenerated lists the fields Konnect generates for a credential of type t that body leaves out.
+func MissingGenerated(t CredentialType, body map[string]any) []string {
+	var missing []string
+	for _, f := range generatedFields[t] {
+		if _, ok := body[f]; !ok {
+			missing = append(missing, f)
+		}
+	}
+	return missing
+}
+
+// KeepGenerated returns body with current's values of the generated fields body leaves out (MissingGenerated). An
+// update of a credential is a PUT, which replaces it whole: without them Konnect would generate new ones, and a new
+// JWT or HMAC secret breaks every client signing with the old one.
+func KeepGenerated(t CredentialType, body, current map[string]any) map[string]any {
+	missing := MissingGenerated(t, body)
+	if len(missing) == 0 {
+		return body
+	}
+	body = maps.Clone(body)
+	for _, f := range missing {
+		if v, ok := current[f]; ok && v != nil {
+			body[f] = v
+		}
+	}
+	return body
+}
 
 // API is everything the operator asks of Konnect. It is the only side effect of the reconcilers besides the
 // Kubernetes API, so tests can swap it. Bodies are Konnect's JSON (field names as in Konnect's API).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 
 	konnectv1alpha1 "github.com/almproject/alm/apis/konnect/v1alpha1"
@@ -72,24 +71,11 @@ func (a consumerScoped) Update(ctx context.Context, t konnectapi.EntityType, s, 
 	return konnectapi.Entity{ID: id, Body: body}, err
 }
 
-// generated are the fields Konnect generates for a credential of a type when a write leaves them out.
-var generated = map[konnectapi.CredentialType][]string{
-	konnectapi.CredentialKeyAuth: {"key"}, konnectapi.CredentialJWT: {"key", "secret"}, konnectapi.CredentialHMACAuth: {"secret"},
-}
-
-// keepGenerated puts the credential's current values of the generated fields body leaves out into body. An update
-// is a PUT, which replaces the whole credential: without them Konnect would generate new ones (a new JWT or HMAC
-// secret breaks every client signing with the old one). A credential that is gone (deleted out of band) gets new
-// ones: the PUT creates it again.
+// keepGenerated keeps the credential's current values of the generated fields body leaves out
+// (konnectapi.KeepGenerated). A credential that is gone (deleted out of band) gets new ones: the PUT creates it again.
 func (a consumerScoped) keepGenerated(ctx context.Context, t konnectapi.EntityType, s, id string, body map[string]any) (map[string]any, error) {
 	ct, _ := credentialType(t)
-	var missing []string
-	for _, f := range generated[ct] {
-		if _, ok := body[f]; !ok {
-			missing = append(missing, f)
-		}
-	}
-	if len(missing) == 0 {
+	if len(konnectapi.MissingGenerated(ct, body)) == 0 {
 		return body, nil
 	}
 	current, err := a.Get(ctx, t, s, id)
@@ -99,13 +85,7 @@ func (a consumerScoped) keepGenerated(ctx context.Context, t konnectapi.EntityTy
 		}
 		return nil, err
 	}
-	body = maps.Clone(body)
-	for _, f := range missing {
-		if v, ok := current.Body[f]; ok && v != nil {
-			body[f] = v
-		}
-	}
-	return body, nil
+	return konnectapi.KeepGenerated(ct, body, current.Body), nil
 }
 
 func (a consumerScoped) Delete(ctx context.Context, t konnectapi.EntityType, s, id string) error {
