@@ -68,7 +68,7 @@ var Figures = []Figure{
 	{Bench: "BenchmarkScale", Metric: "upgrade-cpu-floor-s", Title: "Scale: the upgrades' CPU time, every process of the run, over this machine's cores (s; the floor of the row above here)", Format: "%.1f"},
 	{Bench: "BenchmarkScale", Metric: "upgrade-apiserver-cpu-ms/request", Title: "Scale: kube-apiserver CPU per request of ALM during the upgrades (ms)", Format: "%.2f"},
 	{Bench: "BenchmarkScale", Metric: "requests/upgrade", Title: "Scale: API requests per upgrade (7-object bundle)", Format: "%.2f", Max: Limit(14)},
-	{Bench: "BenchmarkScale", Metric: "upgrade-req-objects/upgrade", Title: "Scale: of those, writes of the bundles' objects (create, update, hand-over, delete)", Format: "%.2f"},
+	{Bench: "BenchmarkScale", Metric: "upgrade-req-objects/upgrade", Title: "Scale: of those, the bundles' objects created, updated or handed over (their deletes are upgrade-req-other)", Format: "%.2f"},
 	{Bench: "BenchmarkScale", Metric: "recreated", Title: "Scale: objects re-created during upgrades (same name, new UID)", Max: Limit(0)},
 	{Bench: "BenchmarkScale", Metric: "upgrade-rss-MB", Title: "Scale: ALM peak RSS during upgrades (MB)", Max: Limit(100)},
 	{Bench: "BenchmarkScaleWaves", Metric: "s-upgraded", Title: "Scale, in waves (canary 1, then 25%, then the rest; no soak): all upgraded after publish (s)", Format: "%.1f"},
