@@ -2,10 +2,8 @@ package cloudgateways
 
 import (
 	"net/http"
-	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/almproject/alm/test/konnectsim/internal/store"
 )
@@ -64,36 +62,7 @@ func (a *API) writePage(w http.ResponseWriter, r *http.Request, entities map[str
 
 // matches applies filter[name] and filter[state] (filter[field] or filter[field][op]).
 func matches(obj map[string]any, q map[string][]string) bool {
-	for key, values := range q {
-		rest, ok := strings.CutPrefix(key, "filter[")
-		if !ok || len(values) == 0 {
-			continue
-		}
-		field, op, _ := strings.Cut(rest, "]")
-		if field != "name" && field != "state" {
-			continue
-		}
-		got, want := store.Str(obj[field]), values[0]
-		switch strings.Trim(op, "[]") {
-		case "", "eq":
-			if got != want {
-				return false
-			}
-		case "neq":
-			if got == want {
-				return false
-			}
-		case "contains":
-			if !strings.Contains(got, want) {
-				return false
-			}
-		case "oeq":
-			if !slices.Contains(strings.Split(want, ","), got) {
-				return false
-			}
-		}
-	}
-	return true
+	return store.MatchFilters(map[string]string{"name": store.Str(obj["name"]), "state": store.Str(obj["state"])}, q)
 }
 
 // ListNetworks serves GET /v2/cloud-gateways/networks.

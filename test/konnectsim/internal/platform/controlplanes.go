@@ -327,37 +327,8 @@ func controlPlaneMatches(cp object, q map[string][]string) bool {
 		"cluster_type":  store.Str(config["cluster_type"]),
 		"cloud_gateway": strconv.FormatBool(config["cloud_gateway"] == true),
 	}
-	for key, values := range q {
-		rest, ok := strings.CutPrefix(key, "filter[")
-		if !ok || len(values) == 0 {
-			continue
-		}
-		// filter[name] or filter[name][op]
-		field, op, _ := strings.Cut(rest, "]")
-		op = strings.Trim(op, "[]")
-		got, known := fields[field]
-		if !known {
-			continue
-		}
-		want := values[0]
-		switch op {
-		case "", "eq":
-			if got != want {
-				return false
-			}
-		case "neq":
-			if got == want {
-				return false
-			}
-		case "contains":
-			if !strings.Contains(got, want) {
-				return false
-			}
-		case "oeq":
-			if !slices.Contains(strings.Split(want, ","), got) {
-				return false
-			}
-		}
+	if !store.MatchFilters(fields, q) {
+		return false
 	}
 	if filter := q["labels"]; len(filter) > 0 && filter[0] != "" {
 		labels := store.LabelsOf(cp)

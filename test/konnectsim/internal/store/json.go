@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -152,4 +153,41 @@ type InvalidField struct {
 	Field, Source string
 	// Keyword is the schema rule broken ("required", "maxLength"...), Reason why.
 	Keyword, Reason string
+}
+
+// MatchFilters applies the filter[field] and filter[field][op] parameters of q (ops eq, the default, neq, contains
+// and oeq, a comma-separated list) to fields, a string value per field that may be filtered; a filter of another
+// field is ignored.
+func MatchFilters(fields map[string]string, q map[string][]string) bool {
+	for key, values := range q {
+		rest, ok := strings.CutPrefix(key, "filter[")
+		if !ok || len(values) == 0 {
+			continue
+		}
+		field, op, _ := strings.Cut(rest, "]")
+		got, known := fields[field]
+		if !known {
+			continue
+		}
+		want := values[0]
+		switch strings.Trim(op, "[]") {
+		case "", "eq":
+			if got != want {
+				return false
+			}
+		case "neq":
+			if got == want {
+				return false
+			}
+		case "contains":
+			if !strings.Contains(got, want) {
+				return false
+			}
+		case "oeq":
+			if !slices.Contains(strings.Split(want, ","), got) {
+				return false
+			}
+		}
+	}
+	return true
 }
