@@ -120,6 +120,9 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if o.loopOptions.Events, err = loops.NewEvents(mgr); err != nil {
+		return err
+	}
 	for _, l := range selected {
 		if err := l.Setup(mgr, o.loopOptions); err != nil {
 			return fmt.Errorf("setting up loop %s: %w", l.Name, err)

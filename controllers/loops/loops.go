@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/almproject/alm/catalog/image"
@@ -30,6 +31,7 @@ import (
 	"github.com/almproject/alm/controllers/upgrade"
 	"github.com/almproject/alm/controllers/upgradetrigger"
 	"github.com/almproject/alm/controllers/waves"
+	"github.com/almproject/alm/internal/eventrec"
 )
 
 // Loop groups: the catalog loops decide what should be installed; the lifecycle loops install, upgrade and collect.
@@ -75,6 +77,26 @@ type Options struct {
 	// DialService reaches a webhook Service's cluster IP from ALM, to check which serving certificate it presents
 	// before a fallback rollout (servingcert.Decide); nil: a plain network dial, which kube-proxy sends to a pod.
 	DialService func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Events writes the loops' Events (NewEvents); nil: the manager's recorders (client-go's broadcaster, which
+	// holds a copy of every Event for six minutes or more).
+	Events *eventrec.Broadcaster
+}
+
+// NewEvents returns what writes the loops' Events for Options.Events, added to mgr to run with it.
+func NewEvents(mgr ctrl.Manager) (*eventrec.Broadcaster, error) {
+	b, err := eventrec.New(mgr.GetConfig(), mgr.GetHTTPClient(), eventrec.Options{Scheme: mgr.GetScheme(), Logger: mgr.GetLogger().WithName("events")})
+	if err != nil {
+		return nil, err
+	}
+	return b, mgr.Add(b)
+}
+
+// recorder is the EventRecorder of the loop name.
+func (o Options) recorder(mgr ctrl.Manager, name string) events.EventRecorder {
+	if o.Events != nil {
+		return o.Events.Recorder(name)
+	}
+	return mgr.GetEventRecorder(name)
 }
 
 // VersionFinalizers is what Options.VersionFinalizers holds for the selected loops: the cleanup finalizer when a
@@ -160,27 +182,27 @@ var All = []Loop{
 		return r.SetupWithManager(mgr)
 	}},
 	{Name: "apptype", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&apptype.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("apptype"), Namespace: o.Namespace,
+		return (&apptype.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: o.recorder(mgr, "apptype"), Namespace: o.Namespace,
 			VersionFinalizers: o.VersionFinalizers, Bundles: o.bundles(mgr), Reader: mgr.GetAPIReader()}).SetupWithManager(mgr)
 	}},
 	{Name: "requirements", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("requirements"),
+		return (&requirements.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: o.recorder(mgr, "requirements"),
 			Bundles: o.bundles(mgr), Reader: mgr.GetAPIReader(), Namespace: o.Namespace,
 			Access: &access.Checker{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Namespaces: mgr.GetClient(), Policy: o.accessPolicy()}}).SetupWithManager(mgr)
 	}},
 	{Name: "crd", Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&crd.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder("crd")}).SetupWithManager(mgr)
+		return (&crd.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: o.recorder(mgr, "crd")}).SetupWithManager(mgr)
 	}},
 	{Name: upgradetrigger.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&upgradetrigger.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(upgradetrigger.Name), Namespace: o.Namespace,
+		return (&upgradetrigger.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: o.recorder(mgr, upgradetrigger.Name), Namespace: o.Namespace,
 			VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
 	}},
 	{Name: waves.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&waves.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(waves.Name), Namespace: o.Namespace,
+		return (&waves.Reconciler{Client: mgr.GetClient(), Registry: o.Registry, Recorder: o.recorder(mgr, waves.Name), Namespace: o.Namespace,
 			VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
 	}},
 	{Name: rollback.Name, Group: GroupCatalog, Setup: func(mgr ctrl.Manager, o Options) error {
-		return (&rollback.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: o.Registry, Recorder: mgr.GetEventRecorder(rollback.Name),
+		return (&rollback.Reconciler{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Registry: o.Registry, Recorder: o.recorder(mgr, rollback.Name),
 			Namespace: o.Namespace, VersionFinalizers: o.VersionFinalizers}).SetupWithManager(mgr)
 	}},
 	// crdaccess grants ALM list on the custom resources of the CRDs the versions ship, which install and upgrade
@@ -190,18 +212,23 @@ var All = []Loop{
 	}},
 	{Name: "install", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := install.New(mgr, o.InstallTimeout, o.bundles(mgr))
+		r.Installer.Recorder = o.recorder(mgr, "install")
 		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
 		r.Installer.Now, r.Installer.DialService = o.Now, o.DialService
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
 		r := upgrade.New(mgr, o.InstallTimeout, o.bundles(mgr))
+		r.Recorder = o.recorder(mgr, "upgrade")
+		r.Installer.Recorder = r.Recorder
 		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
 		r.Installer.Now, r.Installer.DialService = o.Now, o.DialService
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
-	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, _ Options) error {
-		return gc.New(mgr).SetupWithManager(mgr)
+	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
+		r := gc.New(mgr)
+		r.Recorder = o.recorder(mgr, "gc")
+		return r.SetupWithManager(mgr)
 	}},
 }
 

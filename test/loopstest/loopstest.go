@@ -39,6 +39,11 @@ func Start(t *testing.T, cp *localkube.Cluster, namespace, spec string, mutate .
 	}
 	return harness.StartManager(t, cp, func(mgr ctrl.Manager) error {
 		metrics.Watch(mgr.GetCache()) // as cmd/alm does
+		events, err := loops.NewEvents(mgr)
+		if err != nil {
+			return err
+		}
+		opts.Events = events
 		for _, l := range selected {
 			if err := l.Setup(mgr, opts); err != nil {
 				return err
