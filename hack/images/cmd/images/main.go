@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"sync"
 
 	"github.com/almproject/alm/hack/images"
 )
@@ -77,11 +79,22 @@ func build(ctx context.Context, root, out, almVersion, goarch string) error {
 		return err
 	}
 	opts := images.Options{Root: root, OutDir: out, GOARCH: goarch, Revision: images.GitRevision(ctx, root), Created: created}
-	for _, t := range targets {
-		res, err := images.Build(ctx, t, opts)
-		if err != nil {
-			return err
-		}
+	// One build per core at once: linking a binary and compressing its layer each use about one core.
+	results, errs := make([]images.Result, len(targets)), make([]error, len(targets))
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			results[i], errs[i] = images.Build(ctx, t, opts)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for _, res := range results {
 		fmt.Printf("%s %s %s\n", res.Path, res.Tag, res.Digest)
 	}
 	return nil
