@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"google.golang.org/protobuf/proto"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -104,10 +106,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// collectVersions sends two series per OperatorVersion: its phase, and how long its last phase change took. The
+// series of one version share one list of label pairs, and the pairs of namespaces, packages, versions and phases
+// are shared by all the versions that have them (labelPairs): at ten thousand versions, a pair of its own per
+// series and label (prometheus.MustNewConstMetric) was most of the memory a scrape took.
 func (c *collector) collectVersions(ch chan<- prometheus.Metric, ovs []operatorsv1alpha1.OperatorVersion) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	seen := make(map[types.NamespacedName]bool, len(ovs))
+	shared := labelPairs{}
 	for i := range ovs {
 		ov := &ovs[i]
 		key := types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}
@@ -116,10 +123,12 @@ func (c *collector) collectVersions(ch chan<- prometheus.Metric, ovs []operators
 		if phase == "" {
 			phase = "Unknown"
 		}
-		labels := []string{ov.Namespace, ov.Name, ov.Spec.PackageName, ov.Spec.Version.String(), phase}
-		ch <- prometheus.MustNewConstMetric(descPhase, prometheus.GaugeValue, 1, labels...)
+		// In the order of the label names, as the registry wants them (name, namespace, package, phase, version).
+		labels := []*dto.LabelPair{{Name: &nameLabel, Value: &ov.Name}, shared.get(LabelNamespace, ov.Namespace),
+			shared.get(LabelPackage, ov.Spec.PackageName), shared.get(LabelPhase, phase), shared.get(LabelVersion, ov.Spec.Version.String())}
+		ch <- gauge{desc: descPhase, value: 1, labels: labels}
 		if t, ok := c.last[key]; ok && t.uid == ov.UID && string(t.phase) == phase {
-			ch <- prometheus.MustNewConstMetric(descTransition, prometheus.GaugeValue, t.took.Seconds(), labels...)
+			ch <- gauge{desc: descTransition, value: t.took.Seconds(), labels: labels}
 		}
 	}
 	for key := range c.last {
@@ -127,6 +136,36 @@ func (c *collector) collectVersions(ch chan<- prometheus.Metric, ovs []operators
 			delete(c.last, key)
 		}
 	}
+}
+
+// nameLabel is the name of the name label, for label pairs that point to it.
+var nameLabel = LabelName
+
+// labelPairs are the label pairs of one scrape, by label name and value, each made once.
+type labelPairs map[[2]string]*dto.LabelPair
+
+func (p labelPairs) get(name, value string) *dto.LabelPair {
+	k := [2]string{name, value}
+	lp, ok := p[k]
+	if !ok {
+		lp = &dto.LabelPair{Name: proto.String(name), Value: proto.String(value)}
+		p[k] = lp
+	}
+	return lp
+}
+
+// gauge is a gauge series whose label pairs are given sorted by name (series of one scrape share them).
+type gauge struct {
+	desc   *prometheus.Desc
+	value  float64
+	labels []*dto.LabelPair
+}
+
+func (g gauge) Desc() *prometheus.Desc { return g.desc }
+
+func (g gauge) Write(out *dto.Metric) error {
+	out.Label, out.Gauge = g.labels, &dto.Gauge{Value: proto.Float64(g.value)}
+	return nil
 }
 
 func collectCatalogs(ch chan<- prometheus.Metric, cats []operatorsv1alpha1.CatalogSource, now time.Time) {
