@@ -44,7 +44,10 @@ var unavailable = map[string]bool{
 func Classify(at *operatorsv1alpha1.AppType, all []operatorsv1alpha1.OperatorVersion, chosen *index.Candidate, catalog string) (Target, Install, bool) {
 	in := Install{Key: types.NamespacedName{Namespace: at.Namespace, Name: at.Name}}
 	cur := versions.Installed(all)
-	if cur == nil || (cur.Status.Phase == "" && cur.Annotations[operatorsv1alpha1.AnnotationRolloutTarget] == "") {
+	// A version not written yet is a first install, unless a rollout created it or it rolls an install back: the
+	// rollback of a failed version must count as that version's failure from its first moment, or a reconcile that
+	// did not see the failure itself would take the install for none of the rollout's and start the next wave.
+	if cur == nil || (cur.Status.Phase == "" && cur.Annotations[operatorsv1alpha1.AnnotationRolloutTarget] == "" && cur.Spec.RollbackFrom == nil) {
 		return Target{}, in, false
 	}
 	aim, created := Target{Bundle: cur.Name, Version: cur.Spec.Version.Version}, false

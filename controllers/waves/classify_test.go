@@ -76,6 +76,10 @@ func TestClassify(t *testing.T) {
 		{name: "rolled back from 2.0.0 automatically", all: []operatorsv1alpha1.OperatorVersion{ov("p.v1.0.0", "1.0.0", func(o *operatorsv1alpha1.OperatorVersion) {
 			o.Spec.RollbackFrom = &operatorsv1alpha1.RollbackSource{Name: "p.v2.0.0", Version: "2.0.0", Automatic: true, Reason: "not available"}
 		})}, target: "p.v2.0.0", state: Failed, ok: true},
+		{name: "rolled back from 2.0.0 automatically, the rollback not yet written, 2.0.0 still offered", all: []operatorsv1alpha1.OperatorVersion{
+			ov("p.v1.0.0", "1.0.0", phase("", ""), func(o *operatorsv1alpha1.OperatorVersion) {
+				o.Spec.RollbackFrom = &operatorsv1alpha1.RollbackSource{Name: "p.v2.0.0", Version: "2.0.0", Automatic: true, Reason: "not available"}
+			})}, chosen: v2, target: "p.v2.0.0", state: Failed, ok: true},
 		{name: "a downgrade the user asked for is not a rollout's", all: []operatorsv1alpha1.OperatorVersion{ov("p.v1.0.0", "1.0.0", func(o *operatorsv1alpha1.OperatorVersion) {
 			o.Spec.RollbackFrom = &operatorsv1alpha1.RollbackSource{Name: "p.v2.0.0", Version: "2.0.0"}
 		})}},

@@ -17,8 +17,10 @@ import (
 	"github.com/blang/semver/v4"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -288,13 +290,44 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).Named(Name).
 		For(&operatorsv1alpha1.CatalogSource{}).
-		Watches(&operatorsv1alpha1.OperatorVersion{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		Watches(&operatorsv1alpha1.OperatorVersion{}, coalesced(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			return r.policies(ctx, obj.GetNamespace(), obj.(*operatorsv1alpha1.OperatorVersion).Spec.PackageName)
 		})).
-		Watches(&operatorsv1alpha1.AppType{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+		Watches(&operatorsv1alpha1.AppType{}, coalesced(func(ctx context.Context, obj client.Object) []reconcile.Request {
 			return r.policies(ctx, obj.GetNamespace(), obj.(*operatorsv1alpha1.AppType).Spec.Package)
 		})).
 		Complete(r)
+}
+
+// coalesceWindow is how long the installs' changes are gathered before the CatalogSource they belong to is
+// reconciled: a reconcile weighs every install the policy covers, and while a wave runs its installs change many
+// times a second.
+const coalesceWindow = time.Second
+
+// coalesced enqueues the CatalogSources m maps an object to coalesceWindow after the object's change; the changes
+// of one window make one reconcile (the queue keeps the earliest time of a request it holds). The CatalogSource's
+// own changes (For) are reconciled at once.
+func coalesced(m handler.MapFunc) handler.EventHandler {
+	add := func(ctx context.Context, obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		for _, req := range m(ctx, obj) {
+			q.AddAfter(req, coalesceWindow)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.ObjectOld, q) // an AppType moved to another package leaves the old one's rollout
+			add(ctx, e.ObjectNew, q)
+		},
+		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			add(ctx, e.Object, q)
+		},
+	}
 }
 
 // policies are the CatalogSources with a rollout policy for pkg that serve namespace.
