@@ -5,7 +5,6 @@ package loops
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -74,9 +73,6 @@ type Options struct {
 	// Now is the clock of the install and upgrade loops (when webhook certificates are issued and renewed); nil:
 	// time.Now. Tests move it to see certificates renewed.
 	Now func() time.Time
-	// DialService reaches a webhook Service's cluster IP from ALM, to check which serving certificate it presents
-	// before a fallback rollout (servingcert.Decide); nil: a plain network dial, which kube-proxy sends to a pod.
-	DialService func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Events writes the loops' Events (NewEvents); nil: the manager's recorders (client-go's broadcaster, which
 	// holds a copy of every Event for six minutes or more).
 	Events *eventrec.Broadcaster
@@ -214,7 +210,7 @@ var All = []Loop{
 		r := install.New(mgr, o.InstallTimeout, o.bundles(mgr))
 		r.Installer.Recorder = o.recorder(mgr, "install")
 		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
-		r.Installer.Now, r.Installer.DialService = o.Now, o.DialService
+		r.Installer.Now = o.Now
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "upgrade", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {
@@ -222,7 +218,7 @@ var All = []Loop{
 		r.Recorder = o.recorder(mgr, "upgrade")
 		r.Installer.Recorder = r.Recorder
 		r.Installer.Access.Policy, r.Installer.Access.Namespaces = o.accessPolicy(), mgr.GetClient()
-		r.Installer.Now, r.Installer.DialService = o.Now, o.DialService
+		r.Installer.Now = o.Now
 		return r.SetupWithManager(mgr)
 	}, AddsFinalizers: []string{cleanup.Finalizer}, RemovesFinalizers: []string{cleanup.Finalizer}},
 	{Name: "gc", Group: GroupLifecycle, Setup: func(mgr ctrl.Manager, o Options) error {

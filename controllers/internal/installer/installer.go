@@ -31,7 +31,6 @@ import (
 	"github.com/almproject/alm/controllers/internal/dependencies"
 	"github.com/almproject/alm/controllers/internal/objectcache"
 	"github.com/almproject/alm/controllers/internal/rollout"
-	"github.com/almproject/alm/controllers/internal/servingcert"
 	"github.com/almproject/alm/internal/status"
 )
 
@@ -58,9 +57,6 @@ type Installer struct {
 	Loop string
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
-	// DialService reaches a webhook Service's cluster IP, to check which serving certificate it presents
-	// (servingcert.Decide); nil: a plain network dial.
-	DialService servingcert.Dialer
 	// HandOverAnnounces: the loop announces a version's first Succeeded with the Event of its hand-over (the Upgrade
 	// loop's Adopted, which says it succeeded), so this step records none: one Event per upgrade instead of two.
 	HandOverAnnounces bool
@@ -242,7 +238,7 @@ func (in *Installer) plan(ctx context.Context, content *operatorsv1alpha1.Operat
 	case err != nil:
 		return nil, err
 	}
-	if err := fillWebhooks(ctx, in.Reader, in.DialService, content, plan, f.now); err != nil {
+	if err := fillWebhooks(ctx, in.Reader, content, plan, f.now); err != nil {
 		return nil, err
 	}
 	if f.status.RequirementStatus, f.missing, err = in.requirements(ctx, content); err != nil {

@@ -250,7 +250,7 @@ func (p *Plan) mountServingCerts() error {
 // that do not reload a renewed certificate (servingcert.Decide; dial reaches the webhook Services). A serving
 // Secret that exists is applied last, after every caBundle: a certificate of a renewed CA, which running pods load
 // in place, is served only once the webhook configurations and CRDs trust that CA.
-func fillWebhooks(ctx context.Context, r client.Reader, dial servingcert.Dialer, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, now time.Time) error {
+func fillWebhooks(ctx context.Context, r client.Reader, ov *operatorsv1alpha1.OperatorVersion, plan *Plan, now time.Time) error {
 	wp := plan.webhooks
 	if wp == nil {
 		return nil
@@ -259,7 +259,7 @@ func fillWebhooks(ctx context.Context, r client.Reader, dial servingcert.Dialer,
 	for _, t := range wp.serving {
 		req.Services = append(req.Services, servingcert.Service{Name: t.service, Secret: t.secret.GetName(), Deployment: t.deployment.GetName()})
 	}
-	issued, err := servingcert.Issue(ctx, r, dial, req, now)
+	issued, err := servingcert.Issue(ctx, r, req, now)
 	if err != nil {
 		return err
 	}

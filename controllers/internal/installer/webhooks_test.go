@@ -39,7 +39,7 @@ func TestWebhookPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), nil, ov, plan, time.Now()); err != nil {
+	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), ov, plan, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	svc := plan.find("Service", "demo-operator-service")
@@ -108,7 +108,7 @@ func TestWebhookRenewalInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), nil, ov, installed, now); err != nil {
+	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().Build(), ov, installed, now); err != nil {
 		t.Fatal(err)
 	}
 	if s, d := index(installed, "Secret", "demo-operator-service-cert"), index(installed, "Deployment", "demo-operator"); s > d {
@@ -127,7 +127,7 @@ func TestWebhookRenewalInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := now.Add(250 * 24 * time.Hour) // the serving certificate is due, the CA is not
-	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().WithObjects(existing...).Build(), nil, ov, renewed, later); err != nil {
+	if err := fillWebhooks(t.Context(), fake.NewClientBuilder().WithObjects(existing...).Build(), ov, renewed, later); err != nil {
 		t.Fatal(err)
 	}
 	cert := func(p *Plan) string {

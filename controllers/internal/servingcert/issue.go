@@ -21,9 +21,6 @@ const (
 	AnnotationRolledNotAfter = "operators.alm.dev/serving-cert-not-after"
 )
 
-// Dialer dials a Service's cluster IP and port; nil: a plain network dial, as from a pod.
-type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
-
 // Request names what a version's webhooks hold their certificates in: the version (namespace/name, the CA's
 // subject), its CA Secret and the one of the version it replaces (""), and each webhook Service.
 type Request struct {
@@ -53,9 +50,9 @@ type Serving struct {
 }
 
 // Issue reads the Secrets that hold req's certificates and the Deployments that mount them (through r), and
-// decides what to write at now: EnsureCA, EnsureServing, and per Deployment Decide, which checks through dial what
-// a Service serves when the fallback is due.
-func Issue(ctx context.Context, r client.Reader, dial Dialer, req Request, now time.Time) (Issued, error) {
+// decides what to write at now: EnsureCA, EnsureServing, and per Deployment Decide, which dials a Service's cluster
+// IP (kube-proxy sends it to a pod) to check what it serves when the fallback is due.
+func Issue(ctx context.Context, r client.Reader, req Request, now time.Time) (Issued, error) {
 	own, err := secretData(ctx, r, req.Namespace, req.CASecret)
 	if err != nil {
 		return Issued{}, err
@@ -84,7 +81,7 @@ func Issue(ctx context.Context, r client.Reader, dial Dialer, req Request, now t
 		if err != nil {
 			return Issued{}, err
 		}
-		kept := Decide(rolled, cert, now, func() bool { return serves(ctx, r, dial, req.Namespace, svc, ca, cert) })
+		kept := Decide(rolled, cert, now, func() bool { return serves(ctx, r, req.Namespace, svc, ca, cert) })
 		out.Serving = append(out.Serving, Serving{Cert: cert, Key: key, Rolled: kept, Existed: existing != nil})
 		out.At = earliest(out.At, NextRenewal(cert))
 		if at := FallbackAt(kept, cert); at.After(now) {
@@ -110,18 +107,15 @@ func podTemplateRecord(ctx context.Context, r client.Reader, namespace, name str
 
 // serves says whether svc serves cert now (Serves, on its cluster IP and first port); a Service that cannot be
 // reached or read counts as not serving it, so that the fallback rolls its pods.
-func serves(ctx context.Context, r client.Reader, dial Dialer, namespace string, svc Service, ca CA, cert []byte) bool {
+func serves(ctx context.Context, r client.Reader, namespace string, svc Service, ca CA, cert []byte) bool {
 	log := ctrl.LoggerFrom(ctx).WithValues("Service", namespace+"/"+svc.Name)
 	s := &corev1.Service{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: svc.Name}, s); err != nil || len(s.Spec.Ports) == 0 {
 		log.Info("Webhook Service not readable; rolling its pods onto the renewed serving certificate", "error", fmt.Sprint(err))
 		return false
 	}
-	if dial == nil {
-		dial = (&net.Dialer{}).DialContext
-	}
 	addr := net.JoinHostPort(s.Spec.ClusterIP, strconv.Itoa(int(s.Spec.Ports[0].Port)))
-	ok, err := Serves(ctx, dial, addr, Hosts(svc.Name, namespace)[0], ca.Bundle(), cert)
+	ok, err := Serves(ctx, (&net.Dialer{}).DialContext, addr, Hosts(svc.Name, namespace)[0], ca.Bundle(), cert)
 	log.Info("Checked the serving certificate a webhook Service presents", "address", addr, "servesRenewed", ok, "error", fmt.Sprint(err))
 	return ok
 }
