@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -73,7 +74,43 @@ var escalations = func() []escalation {
 // resources or groups, judged by Kubernetes' comparator: the rule is broken down (validation.BreakdownRule) and each
 // part asked whether it covers (validation.Covers) one of the escalating permissions, for the resource names and
 // user-extra keys the part names. A rule that grants `*` on `*` is the wildcard rule's; empty when it grants none.
+// The answer is remembered (escalatingMemo).
 func EscalatingRule(r rbacv1.PolicyRule) string {
+	key := ruleKey(r)
+	escalatingMemo.Lock()
+	verbs, ok := escalatingMemo.m[key]
+	escalatingMemo.Unlock()
+	if ok {
+		return verbs
+	}
+	verbs = escalatingRule(r)
+	escalatingMemo.Lock()
+	defer escalatingMemo.Unlock()
+	if len(escalatingMemo.m) >= maxMemo {
+		clear(escalatingMemo.m)
+	}
+	escalatingMemo.m[key] = verbs
+	return verbs
+}
+
+// escalatingMemo holds EscalatingRule's answers by rule (ruleKey). The installer asks for every rule of a bundle's
+// Roles and ClusterRoles at each step of every install, a bundle's rules are the same in all its installs, and one
+// answer costs a comparison per part of the rule and escalating permission, each allocating. It forgets everything
+// once it holds maxMemo rules, so that no catalog makes it grow without bound.
+var escalatingMemo = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+const maxMemo = 4096
+
+// ruleKey is a rule's fields, each quoted: two rules have the same key only when they are the same rule, whatever
+// their strings hold (a verb with a comma or quote in it cannot pass for two verbs).
+func ruleKey(r rbacv1.PolicyRule) string {
+	return fmt.Sprintf("%q%q%q%q%q", r.Verbs, r.APIGroups, r.Resources, r.ResourceNames, r.NonResourceURLs)
+}
+
+func escalatingRule(r rbacv1.PolicyRule) string {
 	if WildcardRule(r) {
 		return ""
 	}

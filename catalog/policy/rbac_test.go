@@ -47,10 +47,31 @@ func TestEscalatingRule(t *testing.T) {
 		{"non-resource URLs", rbacv1.PolicyRule{NonResourceURLs: star, Verbs: star}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := EscalatingRule(tc.rule); got != tc.want {
-				t.Errorf("EscalatingRule(%+v) = %q, want %q", tc.rule, got, tc.want)
+			for _, asked := range []string{"first", "again (remembered)"} {
+				if got := EscalatingRule(tc.rule); got != tc.want {
+					t.Errorf("EscalatingRule(%+v), asked %s = %q, want %q", tc.rule, asked, got, tc.want)
+				}
 			}
 		})
+	}
+}
+
+// TestEscalatingRuleMemoTellsRulesApart: a remembered answer is given only for the same rule. A benign rule whose
+// strings, joined, spell a dangerous one's fields does not answer for it.
+func TestEscalatingRuleMemoTellsRulesApart(t *testing.T) {
+	for _, pair := range [][2]rbacv1.PolicyRule{
+		{rule(rbacGroup, []string{"roles"}, []string{"get,escalate"}), rule(rbacGroup, []string{"roles"}, []string{"get", "escalate"})},
+		{rule(rbacGroup, []string{"roles"}, []string{`get" "escalate`}), rule(rbacGroup, []string{"roles"}, []string{"get", "escalate"})},
+		{rule(rbacGroup, []string{"roles bind"}, nil), rule(rbacGroup, []string{"roles"}, []string{"bind"})},
+		{rule([]string{"rbac.authorization.k8s.io", "roles"}, nil, []string{"bind"}), rule(rbacGroup, []string{"roles"}, []string{"bind"})},
+	} {
+		benign, dangerous := pair[0], pair[1]
+		if got := EscalatingRule(benign); got != "" {
+			t.Fatalf("EscalatingRule(%+v) = %q, want none", benign, got)
+		}
+		if got := EscalatingRule(dangerous); got == "" {
+			t.Errorf("EscalatingRule(%+v) after %+v = none: the benign rule's answer was given for it", dangerous, benign)
+		}
 	}
 }
 
