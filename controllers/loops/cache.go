@@ -18,8 +18,8 @@ import (
 
 // CacheOptions are the manager cache's options for ALM's loops: what the cache holds of each kind. cmd/alm runs
 // with them, and integration tests that must see what ALM sees use them too. Only catalog ConfigMaps are read
-// through this cache; the installer reads what it applies from a cache of its own, of ALM's objects' metadata
-// (objectcache.For).
+// through this cache; the installer reads the metadata of what it applies from a cache of its own, of ALM's objects
+// (objectcache.For), except that of Deployments, which this cache holds already.
 func CacheOptions() cache.Options {
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
@@ -49,17 +49,18 @@ func ClientOptions() client.Options {
 }
 
 // DeploymentReadiness keeps of a Deployment in ALM's cache what its readiness is judged by (metadata, spec.replicas,
-// spec.progressDeadlineSeconds, status) and spec.selector, by which the installer finds the pods of a Deployment that
-// does not become available to say why (installer.explain): ALM reads Deployments from the cache only for that and
-// applies them from the bundle, so the pod template, most of a Deployment's bytes, is left out, for every Deployment
-// of the cluster the cache holds.
+// spec.progressDeadlineSeconds, status) and its metadata, which the installer, the Upgrade and GC loops read here too
+// (objectcache.For): ALM reads Deployments from the cache only for those and applies them from the bundle, so the pod
+// template, most of a Deployment's bytes, is left out, for every Deployment of the cluster the cache holds. So is spec.selector: the installer finds the pods of a Deployment that does not become available, to
+// say why (installer.explain), by the selector of the bundle's Deployment, which the cached one carries (the applied
+// hash says so, and an apps/v1 Deployment's selector cannot change).
 func DeploymentReadiness(obj any) (any, error) {
 	d, ok := obj.(*appsv1.Deployment)
 	if !ok {
 		return slim.Transform()(obj)
 	}
 	slim.Metadata(d)
-	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds, Selector: d.Spec.Selector}
+	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds}
 	return d, nil
 }
 

@@ -23,13 +23,15 @@ const maxPods = 50
 // reports none. reason, when set already (an earlier Deployment's), is kept. A Deployment whose spec change is not
 // observed yet is not explained: its pods are the old spec's. The pods are read from the API server only when a
 // Deployment is not ready (one list per Deployment and step); an error reading them leaves the Deployment's own
-// conditions to explain it.
-func (in *Installer) explain(ctx context.Context, d *appsv1.Deployment, why, reason string) (string, string) {
+// conditions to explain it. The pods are those of selector, the spec.selector of the plan's Deployment: ALM's cache
+// does not keep a Deployment's (loops.DeploymentReadiness), and the caller has checked that d carries the plan's
+// content (an apps/v1 Deployment's selector cannot change anyway).
+func (in *Installer) explain(ctx context.Context, d *appsv1.Deployment, selector *metav1.LabelSelector, why, reason string) (string, string) {
 	if d.Status.ObservedGeneration < d.Generation {
 		return why, reason
 	}
 	var pods []corev1.Pod
-	if sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector); err == nil && d.Spec.Selector != nil && in.Reader != nil {
+	if sel, err := metav1.LabelSelectorAsSelector(selector); err == nil && selector != nil && in.Reader != nil {
 		list := &corev1.PodList{}
 		err := in.Reader.List(ctx, list, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}, client.Limit(maxPods))
 		if err != nil {

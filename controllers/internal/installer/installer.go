@@ -420,7 +420,7 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 		}
 		ready, explained := rollout.DeploymentReady(d)
 		if !ready {
-			explained, reason = in.explain(ctx, d, explained, reason)
+			explained, reason = in.explain(ctx, d, podSelector(obj), explained, reason)
 			out = append(out, explained)
 		}
 		if bad, why := rollout.DeploymentFailedSince(d, appliedAt(ov, in.now())); bad {
@@ -431,6 +431,19 @@ func (in *Installer) notReady(ctx context.Context, ov *operatorsv1alpha1.Operato
 		}
 	}
 	return out, failed, reason, nil
+}
+
+// podSelector is the spec.selector of a planned Deployment; nil when it has none or it is malformed.
+func podSelector(deployment *unstructured.Unstructured) *metav1.LabelSelector {
+	m, ok, err := unstructured.NestedMap(deployment.Object, "spec", "selector")
+	if !ok || err != nil {
+		return nil
+	}
+	sel := &metav1.LabelSelector{}
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(m, sel) != nil {
+		return nil
+	}
+	return sel
 }
 
 // appliedAt is when ov's objects were applied (its Installed condition turned True), or now when they are applied
