@@ -6,17 +6,27 @@ package weakstring
 
 import (
 	"hash/maphash"
-	"runtime"
 	"sync"
 	"unsafe"
 	"weak"
 )
 
+// minSweep is the fewest entries a table sweeps at (see Table.sweepAt).
+const minSweep = 1024
+
 // Table maps strings to values of type V. Its zero value is not ready: use New.
+//
+// An entry costs its map slot and the runtime's weak handle, about 60 bytes beside a 16-byte value: caches hold
+// tens of thousands. A collected key's entry is not removed at once (a cleanup per key would cost more than the entry
+// itself): Put sweeps the table when it has grown by half since the last sweep, so the forgotten entries never
+// outnumber half the live ones, and their keys' memory is freed with the keys.
 type Table[V any] struct {
 	mu   sync.Mutex
-	seed maphash.Seed
-	m    map[uint64][]entry[V] // by the hash of the key
+	hash func(string) uint64
+	m    map[uint64]entry[V]   // by the hash of the key
+	more map[uint64][]entry[V] // further keys of a hash that m holds another key of (rare: 64-bit hashes)
+	// sweepAt is the number of entries at which Put sweeps next: 1.5 times those left by the last sweep.
+	sweepAt int
 }
 
 type entry[V any] struct {
@@ -27,16 +37,25 @@ type entry[V any] struct {
 
 // New returns an empty table.
 func New[V any]() *Table[V] {
-	return &Table[V]{seed: maphash.MakeSeed(), m: map[uint64][]entry[V]{}}
+	seed := maphash.MakeSeed()
+	hash := func(s string) uint64 { return maphash.String(seed, s) }
+	return &Table[V]{hash: hash, m: map[uint64]entry[V]{}, more: map[uint64][]entry[V]{}, sweepAt: minSweep}
 }
 
 // Get returns the table's key equal to s (the string put with the entry), its value, and whether there is one.
 func (t *Table[V]) Get(s string) (string, V, bool) {
-	h := maphash.String(t.seed, s)
+	h := t.hash(s)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if i, p := find(t.m[h], s); p != nil {
-		return unsafe.String(p, len(s)), t.m[h][i].v, true
+	if e, ok := t.m[h]; ok {
+		if p := e.key(s); p != nil {
+			return unsafe.String(p, len(s)), e.v, true
+		}
+	}
+	for _, e := range t.more[h] {
+		if p := e.key(s); p != nil {
+			return unsafe.String(p, len(s)), e.v, true
+		}
 	}
 	var zero V
 	return "", zero, false
@@ -47,55 +66,81 @@ func (t *Table[V]) Get(s string) (string, V, bool) {
 // larger string, nor a shorter one, which Go's tiny allocator may put in one block with others: each keeps the
 // entry as long as the whole).
 func (t *Table[V]) Put(key string, v V) {
-	h := maphash.String(t.seed, key)
-	p := unsafe.StringData(key)
+	h := t.hash(key)
+	put := entry[V]{p: weak.Make(unsafe.StringData(key)), n: len(key), v: v}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	es := t.m[h]
-	i, _ := find(es, key)
-	if i < 0 {
-		es = append(es, entry[V]{})
-		i = len(es) - 1
+	if e, ok := t.m[h]; !ok || e.key(key) != nil || e.p.Value() == nil {
+		t.m[h] = put // new, the same key's, or a collected key's
+	} else {
+		more := t.more[h]
+		i := 0
+		for i < len(more) && more[i].key(key) == nil {
+			i++
+		}
+		if i == len(more) {
+			more = append(more, put)
+		}
+		more[i] = put
+		t.more[h] = more
 	}
-	es[i] = entry[V]{p: weak.Make(p), n: len(key), v: v}
-	t.m[h] = es
-	runtime.AddCleanup(p, t.sweep, h)
+	if t.entries() >= t.sweepAt {
+		t.sweep()
+	}
 }
 
-// Len is the number of entries the table holds.
+// Len is the number of entries the table holds, forgotten ones not swept yet included.
 func (t *Table[V]) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := 0
-	for _, es := range t.m {
+	return t.entries()
+}
+
+// Sweep forgets the entries whose key was collected now, rather than when the table next grew by half.
+func (t *Table[V]) Sweep() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sweep()
+}
+
+func (t *Table[V]) entries() int {
+	n := len(t.m)
+	for _, es := range t.more {
 		n += len(es)
 	}
 	return n
 }
 
-// find returns the index of s's live entry among es and its key's first byte, or -1 and nil.
-func find[V any](es []entry[V], s string) (int, *byte) {
-	for i, e := range es {
-		if p := e.p.Value(); p != nil && e.n == len(s) && unsafe.String(p, e.n) == s {
-			return i, p
+// sweep forgets the entries whose key was collected, and sets when to sweep next. t.mu is held.
+func (t *Table[V]) sweep() {
+	for h, e := range t.m {
+		if e.p.Value() == nil {
+			delete(t.m, h)
 		}
 	}
-	return -1, nil
+	for h, es := range t.more {
+		live := es[:0]
+		for _, e := range es {
+			if e.p.Value() != nil {
+				live = append(live, e)
+			}
+		}
+		switch {
+		case len(live) == 0:
+			delete(t.more, h)
+		case len(live) == len(es):
+		default:
+			clear(es[len(live):])
+			t.more[h] = live
+		}
+	}
+	t.sweepAt = max(minSweep, t.entries()*3/2)
 }
 
-// sweep forgets the entries among those with hash h whose key was collected.
-func (t *Table[V]) sweep(h uint64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	live := t.m[h][:0]
-	for _, e := range t.m[h] {
-		if e.p.Value() != nil {
-			live = append(live, e)
-		}
+// key returns the first byte of e's key when it is alive and equal to s; nil otherwise.
+func (e entry[V]) key(s string) *byte {
+	if p := e.p.Value(); p != nil && e.n == len(s) && unsafe.String(p, e.n) == s {
+		return p
 	}
-	if len(live) == 0 {
-		delete(t.m, h)
-		return
-	}
-	t.m[h] = live
+	return nil
 }
