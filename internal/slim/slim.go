@@ -24,9 +24,11 @@ func Transform() toolscache.TransformFunc {
 		case *operatorsv1alpha1.OperatorVersion:
 			conditions(o.Status.Conditions)
 			owned(o.Status.Owned)
+			operatorVersion(o)
 			shareContent(o)
 		case *operatorsv1alpha1.AppType:
 			conditions(o.Status.Conditions)
+			appType(o)
 		case *operatorsv1alpha1.CatalogSource:
 			conditions(o.Status.Conditions)
 		}
@@ -68,12 +70,43 @@ func Metadata(obj metav1.Object) {
 	}
 }
 
-// owned interns the group, version, kind and namespace of the objects an OperatorVersion owns: every install of a
-// bundle owns the same kinds.
+// owned interns the group, version, kind, namespace and name of the objects an OperatorVersion owns: every install
+// of a bundle owns the same kinds, of the same names. Their UIDs are theirs alone.
 func owned(objs []operatorsv1alpha1.OwnedObject) {
 	for i := range objs {
 		o := &objs[i]
 		o.Group, o.Version, o.Kind, o.Namespace = intern(o.Group), intern(o.Version), intern(o.Kind), intern(o.Namespace)
+		o.Name = intern(o.Name)
+	}
+}
+
+// operatorVersion interns the strings the OperatorVersions of one bundle share, in every namespace it is installed
+// in: its package, channel, the version it replaces, its catalog, its ServiceAccount; and the phase and reason of
+// their status.
+func operatorVersion(ov *operatorsv1alpha1.OperatorVersion) {
+	s := &ov.Spec
+	s.PackageName, s.Replaces, s.Channel, s.SkipRange = intern(s.PackageName), intern(s.Replaces), intern(s.Channel), intern(s.SkipRange)
+	s.ServiceAccountName, s.DisplayName = intern(s.ServiceAccountName), intern(s.DisplayName)
+	if s.Source != nil {
+		s.Source.Name, s.Source.Namespace = intern(s.Source.Name), intern(s.Source.Namespace)
+	}
+	ov.Status.Phase = operatorsv1alpha1.OperatorVersionPhase(intern(string(ov.Status.Phase)))
+	ov.Status.Reason, ov.Status.ReplacedBy = intern(ov.Status.Reason), intern(ov.Status.ReplacedBy)
+}
+
+// appType interns the strings the AppTypes of one package share: the package, channel and catalog they ask for,
+// the version installed and the one offered, and the candidates of their resolution (the same catalog answers them
+// alike).
+func appType(at *operatorsv1alpha1.AppType) {
+	s := &at.Spec
+	s.Package, s.Channel, s.Source, s.SourceNamespace = intern(s.Package), intern(s.Channel), intern(s.Source), intern(s.SourceNamespace)
+	s.VersionRange, s.ServiceAccountName = intern(s.VersionRange), intern(s.ServiceAccountName)
+	st := &at.Status
+	st.InstalledVersion, st.InstalledOperatorVersion = intern(st.InstalledVersion), intern(st.InstalledOperatorVersion)
+	st.AvailableUpgrade = intern(st.AvailableUpgrade)
+	for i := range st.Resolution {
+		c := &st.Resolution[i]
+		c.Name, c.Version, c.Source, c.Reason = intern(c.Name), intern(c.Version), intern(c.Source), intern(c.Reason)
 	}
 }
 

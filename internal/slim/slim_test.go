@@ -70,6 +70,56 @@ func TestTransformStripsAndShares(t *testing.T) {
 	}
 }
 
+// The strings every install of a package repeats are held once: an OperatorVersion's package, catalog, phase and
+// owned objects' names; an AppType's package, installed version and resolution.
+func TestTransformSharesPackageStrings(t *testing.T) {
+	const ovDoc = `{"metadata": {"name": "p.v2", "namespace": "team-a"},
+	  "spec": {"packageName": "postgres-operator", "replaces": "postgres-operator.v1.0.0", "channel": "stable",
+	    "source": {"name": "community-catalog", "namespace": "alm-system"}, "serviceAccountName": "postgres-operator"},
+	  "status": {"phase": "Succeeded", "reason": "InstallSucceeded",
+	    "owned": [{"version": "v1", "kind": "ServiceAccount", "namespace": "team-a", "name": "postgres-operator", "uid": "u"}]}}`
+	const atDoc = `{"metadata": {"name": "postgres", "namespace": "team-a"},
+	  "spec": {"package": "postgres-operator", "channel": "stable", "source": "community-catalog"},
+	  "status": {"installedVersion": "2.0.0", "installedOperatorVersion": "postgres-operator.v2.0.0",
+	    "resolution": [{"name": "postgres-operator.v2.0.0", "version": "2.0.0", "source": "alm-system/community-catalog",
+	      "chosen": true, "reason": "the newest version of channel stable"}]}}`
+	var ovs [2]*operatorsv1alpha1.OperatorVersion
+	var ats [2]*operatorsv1alpha1.AppType
+	for i := range 2 {
+		ovs[i], ats[i] = &operatorsv1alpha1.OperatorVersion{}, &operatorsv1alpha1.AppType{}
+		if err := json.Unmarshal([]byte(ovDoc), ovs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(atDoc), ats[i]); err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []any{ovs[i], ats[i]} {
+			if _, err := Transform()(obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a, b, x, y := ovs[0], ovs[1], ats[0], ats[1]
+	for what, s := range map[string][2]string{
+		"OperatorVersion spec.packageName":        {a.Spec.PackageName, b.Spec.PackageName},
+		"OperatorVersion spec.replaces":           {a.Spec.Replaces, b.Spec.Replaces},
+		"OperatorVersion spec.source.name":        {a.Spec.Source.Name, b.Spec.Source.Name},
+		"OperatorVersion spec.serviceAccountName": {a.Spec.ServiceAccountName, b.Spec.ServiceAccountName},
+		"OperatorVersion status.phase":            {string(a.Status.Phase), string(b.Status.Phase)},
+		"OperatorVersion status.reason":           {a.Status.Reason, b.Status.Reason},
+		"OperatorVersion status.owned[0].name":    {a.Status.Owned[0].Name, b.Status.Owned[0].Name},
+		"AppType spec.package":                    {x.Spec.Package, y.Spec.Package},
+		"AppType spec.source":                     {x.Spec.Source, y.Spec.Source},
+		"AppType status.installedOperatorVersion": {x.Status.InstalledOperatorVersion, y.Status.InstalledOperatorVersion},
+		"AppType status.resolution[0].reason":     {x.Status.Resolution[0].Reason, y.Status.Resolution[0].Reason},
+		"AppType status.resolution[0].source":     {x.Status.Resolution[0].Source, y.Status.Resolution[0].Source},
+	} {
+		if s[0] == "" || s[0] != s[1] || data(s[0]) != data(s[1]) {
+			t.Errorf("%s: %q and %q are two copies; want one shared", what, s[0], s[1])
+		}
+	}
+}
+
 // A string no object holds any more is forgotten: names and UIDs of deleted objects do not pile up.
 func TestInternForgetsUnheld(t *testing.T) {
 	before := shared.Len()
@@ -82,6 +132,7 @@ func TestInternForgetsUnheld(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for shared.Len() > before+10 && time.Now().Before(deadline) {
 		runtime.GC()
+		shared.Sweep() // the table sweeps itself as it grows (weakstring's tests); here, at once
 		time.Sleep(10 * time.Millisecond)
 	}
 	if n := shared.Len(); n > before+10 {
