@@ -109,7 +109,10 @@ func (r *run) collect(ctx context.Context, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := download(ctx, r.pprof, r.o.HeapProfile); err != nil {
+	// gc=1: a collection first, so that the profile holds what is live now. Without it the profile is of the last
+	// collection, which at the end of the 10,000 installs ran amid reconciles: their garbage of the moment (most of
+	// it the installer's policy check, then) counted as live, under "catalogs" and "reconciles".
+	if err := download(ctx, r.pprof+"?gc=1", r.o.HeapProfile); err != nil {
 		return fmt.Errorf("ALM's heap profile: %w", err)
 	}
 	r.logf("ALM's heap profile: %s (go tool pprof -sample_index=inuse_space %s)", r.o.HeapProfile, r.o.HeapProfile)
