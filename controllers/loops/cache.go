@@ -61,6 +61,7 @@ func DeploymentReadiness(obj any) (any, error) {
 	}
 	slim.Metadata(d)
 	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas, ProgressDeadlineSeconds: d.Spec.ProgressDeadlineSeconds}
+	slim.DeploymentConditions(d.Status.Conditions)
 	return d, nil
 }
 

@@ -5,6 +5,8 @@
 package slim
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,12 +24,16 @@ func Transform() toolscache.TransformFunc {
 		}
 		switch o := in.(type) {
 		case *operatorsv1alpha1.OperatorVersion:
+			o.Status.Conditions = exact(o.Status.Conditions)
 			conditions(o.Status.Conditions)
+			o.Status.Owned = exact(o.Status.Owned)
 			owned(o.Status.Owned)
 			operatorVersion(o)
 			shareContent(o)
 		case *operatorsv1alpha1.AppType:
+			o.Status.Conditions = exact(o.Status.Conditions)
 			conditions(o.Status.Conditions)
+			o.Status.Resolution = exact(o.Status.Resolution)
 			appType(o)
 		case *operatorsv1alpha1.CatalogSource:
 			conditions(o.Status.Conditions)
@@ -59,6 +65,7 @@ func Metadata(obj metav1.Object) {
 		for i := range refs {
 			refs[i].APIVersion, refs[i].Kind, refs[i].Name = intern(refs[i].APIVersion), intern(refs[i].Kind), intern(refs[i].Name)
 			refs[i].UID = types.UID(intern(string(refs[i].UID)))
+			refs[i].Controller, refs[i].BlockOwnerDeletion = sharedBool(refs[i].Controller), sharedBool(refs[i].BlockOwnerDeletion)
 		}
 		obj.SetOwnerReferences(refs)
 	}
@@ -69,6 +76,31 @@ func Metadata(obj metav1.Object) {
 		obj.SetFinalizers(f)
 	}
 }
+
+// exact returns s in an array of its length: decoding grows a list by doubling its array, so that one of 7 owned
+// objects or 3 conditions holds room for 8 or 4, for as long as the cache holds the object.
+func exact[T any](s []T) []T {
+	if cap(s) == len(s) {
+		return s
+	}
+	return append(make([]T, 0, len(s)), s...)
+}
+
+// sharedBool returns a pointer to a true or false that every cached object shares, for the *bool fields decoding
+// gives each object one of (an owner reference's controller and blockOwnerDeletion). Readers get copies of cached
+// objects, so none writes through it.
+func sharedBool(b *bool) *bool {
+	switch {
+	case b == nil:
+		return nil
+	case *b:
+		return &sharedTrue
+	default:
+		return &sharedFalse
+	}
+}
+
+var sharedTrue, sharedFalse = true, false
 
 // owned interns the group, version, kind, namespace and name of the objects an OperatorVersion owns: every install
 // of a bundle owns the same kinds, of the same names. Their UIDs are theirs alone.
@@ -114,5 +146,15 @@ func conditions(cs []metav1.Condition) {
 	for i := range cs {
 		cs[i].Type, cs[i].Reason, cs[i].Message = intern(cs[i].Type), intern(cs[i].Reason), intern(cs[i].Message)
 		cs[i].Status = metav1.ConditionStatus(intern(string(cs[i].Status)))
+	}
+}
+
+// DeploymentConditions interns the type, status, reason and message of a Deployment's conditions: the Deployments
+// of one bundle, in every namespace, report the same ones (their ReplicaSets are named alike).
+func DeploymentConditions(cs []appsv1.DeploymentCondition) {
+	for i := range cs {
+		c := &cs[i]
+		c.Type, c.Status = appsv1.DeploymentConditionType(intern(string(c.Type))), corev1.ConditionStatus(intern(string(c.Status)))
+		c.Reason, c.Message = intern(c.Reason), intern(c.Message)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -116,6 +117,59 @@ func TestTransformSharesPackageStrings(t *testing.T) {
 	} {
 		if s[0] == "" || s[0] != s[1] || data(s[0]) != data(s[1]) {
 			t.Errorf("%s: %q and %q are two copies; want one shared", what, s[0], s[1])
+		}
+	}
+}
+
+// Lists are held in arrays of their length, not of the room decoding grew them to; the owner references' booleans
+// and the Deployment conditions' strings that objects repeat are held once.
+func TestTransformHoldsNoSpareRoom(t *testing.T) {
+	const ovDoc = `{"metadata": {"name": "p.v1", "namespace": "team-a", "ownerReferences": [{"apiVersion": "operators.alm.dev/v1alpha1",
+	  "kind": "AppType", "name": "p", "uid": "u", "controller": true, "blockOwnerDeletion": false}]},
+	  "status": {"conditions": [{"type": "A", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": "2026-11-27T00:00:00Z"},
+	    {"type": "B", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": "2026-11-27T00:00:00Z"},
+	    {"type": "C", "status": "True", "reason": "R", "message": "m", "lastTransitionTime": "2026-11-27T00:00:00Z"}],
+	    "owned": [{"version": "v1", "kind": "ConfigMap", "name": "a"}, {"version": "v1", "kind": "ConfigMap", "name": "b"},
+	      {"version": "v1", "kind": "ConfigMap", "name": "c"}]}}`
+	var ovs [2]*operatorsv1alpha1.OperatorVersion
+	for i := range ovs {
+		ovs[i] = &operatorsv1alpha1.OperatorVersion{}
+		if err := json.Unmarshal([]byte(ovDoc), ovs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if c, o := cap(ovs[i].Status.Conditions), cap(ovs[i].Status.Owned); c == 3 && o == 3 {
+			t.Fatalf("decoding gave lists of 3 room for %d and %d: this test needs more", c, o)
+		}
+		if _, err := Transform()(ovs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if c, o := cap(ovs[i].Status.Conditions), cap(ovs[i].Status.Owned); c != 3 || o != 3 {
+			t.Errorf("conditions and owned objects (3 each) held with room for %d and %d", c, o)
+		}
+		if ovs[i].Status.Owned[2].Name != "c" || ovs[i].Status.Conditions[2].Type != "C" {
+			t.Errorf("lists changed: %+v", ovs[i].Status)
+		}
+	}
+	a, b := ovs[0].OwnerReferences[0], ovs[1].OwnerReferences[0]
+	if !*a.Controller || *a.BlockOwnerDeletion || a.Controller != b.Controller || a.BlockOwnerDeletion != b.BlockOwnerDeletion {
+		t.Errorf("owner references' booleans: %v %v and %v %v, want true and false, one of each shared", a.Controller, a.BlockOwnerDeletion, b.Controller, b.BlockOwnerDeletion)
+	}
+
+	const dDoc = `{"status": {"conditions": [{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable",
+	  "message": "ReplicaSet \"op-5d9c\" has successfully progressed."}]}}`
+	var ds [2]*appsv1.Deployment
+	for i := range ds {
+		ds[i] = &appsv1.Deployment{}
+		if err := json.Unmarshal([]byte(dDoc), ds[i]); err != nil {
+			t.Fatal(err)
+		}
+		DeploymentConditions(ds[i].Status.Conditions)
+	}
+	x, y := ds[0].Status.Conditions[0], ds[1].Status.Conditions[0]
+	for what, s := range map[string][2]string{"type": {string(x.Type), string(y.Type)}, "status": {string(x.Status), string(y.Status)},
+		"reason": {x.Reason, y.Reason}, "message": {x.Message, y.Message}} {
+		if s[0] == "" || s[0] != s[1] || data(s[0]) != data(s[1]) {
+			t.Errorf("Deployment condition %s: %q and %q are two copies; want one shared", what, s[0], s[1])
 		}
 	}
 }
