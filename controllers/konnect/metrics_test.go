@@ -19,11 +19,24 @@ import (
 // TestMetrics: the figures a user graphs follow what the operator did against Konnect (the simulator counts the
 // requests it received): creates counted once with their status code and duration, a lost create's adoption, a
 // drift correction, the time spent waiting out a 429's Retry-After, and objects by Programmed state. Each
-// environment has a simulator of its own, so its server_url label isolates this test's figures.
+// environment has a simulator of its own, so its server_url label isolates this test's figures from those of tests
+// running beside it; an earlier test's simulator may have had the same address, so the figures are counted from
+// what the registry held when this test started (CI failed once with 358 service creates counted for 3).
 func TestMetrics(t *testing.T) {
 	const period = 2 * time.Second
 	e := newEnv(t, envOptions{syncPeriod: period})
 	url := e.sim.URL()
+	gather := func() metricstest.Families {
+		f, err := metricstest.Gather(crmetrics.Registry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	base := gather()
+	since := func(f metricstest.Families, name string, labels map[string]string) float64 {
+		return f.Sum(name, labels) - base.Sum(name, labels)
+	}
 	e.readyControlPlane("cp")
 	e.sim.LoseNext(http.MethodPost, konnectsim.PathServices, 1)
 	for i := range 3 {
@@ -33,26 +46,19 @@ func TestMetrics(t *testing.T) {
 	for i := range 3 {
 		e.waitProgrammed(svc, fmt.Sprintf("svc-%d", i))
 	}
-	gather := func() metricstest.Families {
-		f, err := metricstest.Gather(crmetrics.Registry)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
 	creates := map[string]string{"server_url": url, "operation_type": "create", "entity_type": "service"}
 	f := gather()
 	// The simulator received 3 service creates (one answered 502 after committing it): so do the metrics.
-	if got, want := f.Sum(konnectmetrics.NameRequests, creates), float64(count(e.sim, http.MethodPost, konnectsim.PathServices)); got != want || want != 3 {
+	if got, want := since(f, konnectmetrics.NameRequests, creates), float64(count(e.sim, http.MethodPost, konnectsim.PathServices)); got != want || want != 3 {
 		t.Errorf("service creates counted %g, simulator received %g (want 3): %s", got, want, f.Describe(konnectmetrics.NameRequests))
 	}
-	if got := f.Sum(konnectmetrics.NameRequests, map[string]string{"server_url": url, "operation_type": "create", "entity_type": "service", "status_code": "201", "success": "true"}); got != 2 {
+	if got := since(f, konnectmetrics.NameRequests, map[string]string{"server_url": url, "operation_type": "create", "entity_type": "service", "status_code": "201", "success": "true"}); got != 2 {
 		t.Errorf("successful service creates %g, want 2", got)
 	}
-	if got := f.Sum(konnectmetrics.NameRequestDuration, creates); got != 3 {
+	if got := since(f, konnectmetrics.NameRequestDuration, creates); got != 3 {
 		t.Errorf("service create durations observed %g times, want 3", got)
 	}
-	if got := f.Sum(konnectmetrics.NameRequests, map[string]string{"server_url": url, "operation_type": konnectmetrics.OperationAdopt, "entity_type": "service"}); got < 1 {
+	if got := since(f, konnectmetrics.NameRequests, map[string]string{"server_url": url, "operation_type": konnectmetrics.OperationAdopt, "entity_type": "service"}); got < 1 {
 		t.Errorf("no adoption look-up counted after the lost create: %s", f.Describe(konnectmetrics.NameRequests))
 	}
 	waitObjects := func(programmed string, want float64) {
@@ -84,10 +90,10 @@ func TestMetrics(t *testing.T) {
 	e.create(serviceObj("svc-late", "cp", "late.example.com"))
 	e.waitProgrammed(svc, "svc-late")
 	f = gather()
-	if got := f.Sum(konnectmetrics.NameWaitSeconds, map[string]string{"server_url": url, "cause": konnectmetrics.CauseRetryAfter}); got < 0.5 {
+	if got := since(f, konnectmetrics.NameWaitSeconds, map[string]string{"server_url": url, "cause": konnectmetrics.CauseRetryAfter}); got < 0.5 {
 		t.Errorf("waited %gs for Retry-After, want about 1s: %s", got, f.Describe(konnectmetrics.NameWaitSeconds))
 	}
-	if got := f.Sum(konnectmetrics.NameRequests, map[string]string{"server_url": url, "status_code": "429", "success": "false"}); got != 1 {
+	if got := since(f, konnectmetrics.NameRequests, map[string]string{"server_url": url, "status_code": "429", "success": "false"}); got != 1 {
 		t.Errorf("%g requests answered 429, want 1: %s", got, f.Describe(konnectmetrics.NameRequests))
 	}
 
