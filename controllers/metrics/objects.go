@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	operatorsv1alpha1 "github.com/almproject/alm/apis/operators/v1alpha1"
@@ -94,11 +96,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	// Read-only: the cache's objects themselves, not a copy of each per scrape (a thousand OperatorVersions are
-	// megabytes of garbage every scrape otherwise).
-	ovs := &operatorsv1alpha1.OperatorVersionList{}
-	if err := reader.List(ctx, ovs, client.UnsafeDisableDeepCopy); err == nil {
-		c.collectVersions(ch, ovs.Items)
+	if ovs, err := versionsIn(ctx, reader); err == nil {
+		c.collectVersions(ch, ovs)
 	}
 	cats := &operatorsv1alpha1.CatalogSourceList{}
 	if err := reader.List(ctx, cats, client.UnsafeDisableDeepCopy); err == nil {
@@ -106,17 +105,47 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// versionsIn lists the OperatorVersions reader holds, read-only. From the manager's cache they are its own objects,
+// read from its informer's store: a List, even without deep copies, copies every OperatorVersion into a new array
+// (a thousand OperatorVersions are megabytes of garbage every scrape). Another reader is listed.
+func versionsIn(ctx context.Context, reader client.Reader) ([]*operatorsv1alpha1.OperatorVersion, error) {
+	if informers, ok := reader.(cache.Informers); ok {
+		informer, err := informers.GetInformer(ctx, &operatorsv1alpha1.OperatorVersion{})
+		if err != nil {
+			return nil, err
+		}
+		if store, ok := informer.(interface{ GetStore() toolscache.Store }); ok {
+			items := store.GetStore().List()
+			out := make([]*operatorsv1alpha1.OperatorVersion, 0, len(items))
+			for _, item := range items {
+				if ov, ok := item.(*operatorsv1alpha1.OperatorVersion); ok {
+					out = append(out, ov)
+				}
+			}
+			return out, nil
+		}
+	}
+	list := &operatorsv1alpha1.OperatorVersionList{}
+	if err := reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := make([]*operatorsv1alpha1.OperatorVersion, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
 // collectVersions sends two series per OperatorVersion: its phase, and how long its last phase change took. The
 // series of one version share one list of label pairs, and the pairs of namespaces, packages, versions and phases
 // are shared by all the versions that have them (labelPairs): at ten thousand versions, a pair of its own per
 // series and label (prometheus.MustNewConstMetric) was most of the memory a scrape took.
-func (c *collector) collectVersions(ch chan<- prometheus.Metric, ovs []operatorsv1alpha1.OperatorVersion) {
+func (c *collector) collectVersions(ch chan<- prometheus.Metric, ovs []*operatorsv1alpha1.OperatorVersion) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	seen := make(map[types.NamespacedName]bool, len(ovs))
 	shared := labelPairs{}
-	for i := range ovs {
-		ov := &ovs[i]
+	for _, ov := range ovs {
 		key := types.NamespacedName{Namespace: ov.Namespace, Name: ov.Name}
 		seen[key] = true
 		phase := string(ov.Status.Phase)

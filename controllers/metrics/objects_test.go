@@ -18,14 +18,15 @@ import (
 
 // versions makes n OperatorVersions over n/10 namespaces, 5 packages, two versions (one with a pre-release) and
 // every phase, and a collector that saw the phase changes of every third.
-func versions(n int) ([]operatorsv1alpha1.OperatorVersion, *collector) {
+func versions(n int) ([]*operatorsv1alpha1.OperatorVersion, *collector) {
 	phases := []operatorsv1alpha1.OperatorVersionPhase{"", operatorsv1alpha1.PhasePending, operatorsv1alpha1.PhaseInstalling,
 		operatorsv1alpha1.PhaseSucceeded, operatorsv1alpha1.PhaseFailed, operatorsv1alpha1.PhaseReplacing}
 	vs := []semver.Version{semver.MustParse("1.0.0"), semver.MustParse("2.0.0-rc.1+build.5")}
 	c := &collector{last: map[types.NamespacedName]transition{}}
-	ovs := make([]operatorsv1alpha1.OperatorVersion, n)
+	ovs := make([]*operatorsv1alpha1.OperatorVersion, n)
 	for i := range ovs {
-		ov := &ovs[i]
+		ov := &operatorsv1alpha1.OperatorVersion{}
+		ovs[i] = ov
 		ov.Namespace, ov.Name, ov.UID = fmt.Sprintf("ns-%d", i/10), fmt.Sprintf("pkg-%d.v%d", i%5, i), types.UID(fmt.Sprint("uid-", i))
 		ov.Spec.PackageName, ov.Spec.Version = fmt.Sprintf("pkg-%d", i%5), version.OperatorVersion{Version: vs[i%2]}
 		ov.Status.Phase = phases[i%len(phases)]
@@ -69,7 +70,7 @@ func TestCollectVersionsAsConstMetrics(t *testing.T) {
 	got := exposition(t, func(ch chan<- prometheus.Metric) { c.collectVersions(ch, ovs) })
 	want := exposition(t, func(ch chan<- prometheus.Metric) {
 		for i := range ovs {
-			ov := &ovs[i]
+			ov := ovs[i]
 			phase := string(ov.Status.Phase)
 			if phase == "" {
 				phase = "Unknown"

@@ -218,6 +218,7 @@ func benchScale(b *testing.B, size Options, runs int) {
 		b.ReportMetric(u.RequestsPerUpgrade(res.Installs), "requests/upgrade")
 		b.ReportMetric(float64(u.Recreated), "recreated")
 		b.ReportMetric(u.PeakRSS/1e6, "upgrade-rss-MB")
+		b.ReportMetric(u.Allocated/1e3/float64(res.Installs), "upgrade-alloc-kB/upgrade")
 		// What bounds the time: the CPU each process used during the upgrades, and all of them in cores.
 		for name, t := range u.CPU {
 			b.ReportMetric(t.Seconds(), "upgrade-cpu-s-"+name)

@@ -37,6 +37,9 @@ type UpgradeResult struct {
 	PeakRSS float64
 	// Requests are ALM's API requests from the publish to the end.
 	Requests Requests
+	// Allocated is how many bytes ALM allocated on its heap from the publish to the end (what its collector had to
+	// take back: its CPU is in CPU["alm"]), from its go_memstats_alloc_bytes_total.
+	Allocated float64
 	// Took is from the publish to the end of the upgrades; AfterAvailable from the last Deployment marked
 	// available to the end.
 	Took, AfterAvailable time.Duration
@@ -94,6 +97,10 @@ func (r *run) upgrade(ctx context.Context, informers cache.Cache, k *kubelet, re
 	if err := resetPeakRSS(r.alm.Process.Pid); err != nil {
 		return err
 	}
+	allocated, err := r.allocated(ctx)
+	if err != nil {
+		return err
+	}
 	r.logf("publishing %s of %d packages", upgradeVersion, r.o.Packages)
 	cpu, start := readCPUTimes(), time.Now()
 	if err := PublishUpgrade(filepath.Join(r.work, "catalog"), r.o.Packages); err != nil {
@@ -104,6 +111,10 @@ func (r *run) upgrade(ctx context.Context, informers cache.Cache, k *kubelet, re
 	}
 	_, last := k.last()
 	u.Took, u.AfterAvailable, u.CPU = time.Since(start), time.Since(last), readCPUTimes().Since(cpu)
+	if u.Allocated, err = r.allocated(ctx); err != nil {
+		return err
+	}
+	u.Allocated -= allocated
 	r.logf("all %d AppTypes run %s and no %s OperatorVersion is left, %.1fs after the publish, %.1fs after the last Deployment was marked available",
 		u.Upgraded, upgradeVersion, bundleVersion, u.Took.Seconds(), u.AfterAvailable.Seconds())
 	after, err := r.installedUIDs(ctx)
@@ -112,6 +123,15 @@ func (r *run) upgrade(ctx context.Context, informers cache.Cache, k *kubelet, re
 	}
 	compareUIDs(u, before, after)
 	return nil
+}
+
+// allocated is the bytes ALM has allocated on its heap since it started.
+func (r *run) allocated(ctx context.Context) (float64, error) {
+	m, err := scrape(ctx, r.metrics)
+	if err != nil {
+		return 0, err
+	}
+	return m.Sum("go_memstats_alloc_bytes_total"), nil
 }
 
 // compareUIDs counts, between the objects installed before and after the upgrade, those kept with their UID,
