@@ -123,7 +123,8 @@ func (r *Reconciler) adopt(ctx context.Context, ov, old *operatorsv1alpha1.Opera
 	if marked {
 		return nil
 	}
-	orig := old.DeepCopy()
+	orig := old // read-only, as versions.OfPackage lists it: the status is written from a copy
+	old = old.DeepCopy()
 	old.Status.Phase, old.Status.Reason = operatorsv1alpha1.PhaseReplacing, operatorsv1alpha1.ReasonReplacing
 	old.Status.Message = fmt.Sprintf("replaced by %s, which now owns its objects", ov.Name)
 	old.Status.ReplacedBy = ov.Name

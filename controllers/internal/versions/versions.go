@@ -125,8 +125,8 @@ func Create(ctx context.Context, c client.Client, at *operatorsv1alpha1.AppType,
 	return nil
 }
 
-// GetActive reads the OperatorVersion key and the versions of its package in its namespace (all, itself included),
-// from the cache. It returns nil, and no error, when the OperatorVersion is gone, being deleted or Replacing: no
+// GetActive reads the OperatorVersion key (a copy the caller may change) and the versions of its package in its
+// namespace (all, itself included, read-only: OfPackage), from the cache. It returns nil, and no error, when the OperatorVersion is gone, being deleted or Replacing: no
 // lifecycle decision concerns it any more.
 func GetActive(ctx context.Context, c client.Reader, key client.ObjectKey) (*operatorsv1alpha1.OperatorVersion, []operatorsv1alpha1.OperatorVersion, error) {
 	ov := &operatorsv1alpha1.OperatorVersion{}
@@ -143,12 +143,16 @@ func GetActive(ctx context.Context, c client.Reader, key client.ObjectKey) (*ope
 	return ov, all, nil
 }
 
-// OfPackage lists the OperatorVersions of a package in a namespace, from the cache: copies of them, which the
-// caller may change. The cache finds them by its package index (fieldindex.OperatorVersionPackage), so the
-// namespace's other versions are neither walked nor copied.
+// OfPackage lists the OperatorVersions of a package in a namespace, from the cache, read-only: they share their
+// labels, lists and install strategy with the cache's objects, so a caller that changes one (or writes it, which
+// decodes the answer into it) works on a DeepCopy of it. Deep copies of every version at every reconcile of every
+// loop were a fifth of what ALM allocated during a thousand upgrades (BenchmarkScale upgrade-alloc-kB/upgrade). The
+// cache finds them by its package index (fieldindex.OperatorVersionPackage), so the namespace's other versions are
+// neither walked nor copied.
 func OfPackage(ctx context.Context, c client.Reader, namespace, pkg string) ([]operatorsv1alpha1.OperatorVersion, error) {
 	list := &operatorsv1alpha1.OperatorVersionList{}
-	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.OperatorVersionPackage: pkg}); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(namespace), client.MatchingFields{fieldindex.OperatorVersionPackage: pkg},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	return list.Items, nil
