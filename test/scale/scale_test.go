@@ -147,6 +147,14 @@ func BenchmarkScaleWaves(b *testing.B) {
 			Waves: []intstr.IntOrString{intstr.FromString("25%")}}}, 1)
 }
 
+// BenchmarkScaleGOGC15 is BenchmarkScale's upgrade with ALM's collector at GOGC=15 instead of ALM's default, 30: what
+// a smaller peak during the upgrades (upgrade-rss-MB) costs in ALM's CPU (upgrade-cpu-s-alm) and in time
+// (s-upgraded), against BenchmarkScale's rows. One run.
+func BenchmarkScaleGOGC15(b *testing.B) {
+	benchScale(b, Options{Namespaces: 100, PerNamespace: 10, Packages: 50, Upgrade: true, Timeout: 20 * time.Minute, Log: os.Stderr,
+		ALMEnv: []string{"GOGC=15"}}, 1)
+}
+
 // BenchmarkScale10k is ten times that: 10,000 AppTypes across 1,000 namespaces (goal: rss-MB <= 300). It takes
 // long, so it runs only with ALM_SCALE_10K=1 (make bench-scale-10k).
 func BenchmarkScale10k(b *testing.B) {
